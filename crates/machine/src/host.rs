@@ -1,0 +1,1 @@
+//! Reading this machine's topology from sysfs.

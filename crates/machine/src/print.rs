@@ -1,0 +1,1 @@
+//! sched_domain debug-style printing.

@@ -1,0 +1,2 @@
+//! Latency histogram.
+pub struct LatencyHist;

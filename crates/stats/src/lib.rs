@@ -1,0 +1,17 @@
+//! # wakesim-stats: the counters the kernel exports, and the ones the mailing list derives
+//!
+//! * [`CpuSchedstat`] / [`DomainSchedstat`]: `/proc/schedstat` fields (version 15/16 meanings),
+//!   incremented by the model exactly where the kernel increments them.
+//! * [`WakeStats`]: wakeup-path counters that are not schedstats but that every wakeup-path patch
+//!   discussion derives (IPIs vs polling wakes, wakelist vs direct enqueue, SIS probes, placement).
+//! * [`NewidleLevel`]: newly-idle balancing calls and cost per domain level.
+//! * [`LatencyHist`]: an HDR histogram of latencies in nanoseconds.
+//! * [`Stats`]: all of the above for one run, with the text summary and JSON form.
+
+mod counters;
+mod hist;
+mod report;
+
+pub use counters::*;
+pub use hist::LatencyHist;
+pub use report::*;

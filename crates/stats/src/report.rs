@@ -1,0 +1,1 @@
+//! Whole-run statistics and their text/JSON forms.

@@ -1,0 +1,130 @@
+//! The behaviour language.
+
+use wakesim_engine::Time;
+use wakesim_machine::CpuSet;
+
+/// A duration, fixed or drawn from a distribution (per task RNG stream).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Dur {
+    Fixed(Time),
+    /// Uniform in `[lo, hi]` ns.
+    Uniform { lo: Time, hi: Time },
+    /// Exponential with the given mean, ns.
+    Exp { mean: Time },
+    /// Normal with mean and standard deviation, ns, truncated at 0.
+    Normal { mean: Time, sd: Time },
+}
+
+/// Channel semantics. All of these wake with WF_SYNC (fs/pipe.c and sock_def_readable use
+/// `wake_up_interruptible_sync_poll`); loopback TCP/UDP wake the receiver from NET_RX softirq on
+/// the sender's CPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChanKind {
+    Pipe,
+    UnixStream,
+    TcpLoopback,
+    UdpLoopback,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChannelSpec {
+    pub name: String,
+    pub kind: ChanKind,
+    /// Buffer capacity in bytes: a writer blocks while the free space is smaller than its write.
+    pub capacity: u64,
+}
+
+/// One instruction of a task program.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Op {
+    /// Run in user space for a duration (CPU time at full speed; SMT sharing slows it).
+    Compute(Dur),
+    /// `write(chan, bytes)`: blocks while the channel lacks room; wakes one waiting reader.
+    Send { chan: u32, bytes: u64 },
+    /// `read(chan, bytes)`: blocks until `bytes` are buffered; wakes one waiting writer.
+    Recv { chan: u32, bytes: u64 },
+    /// Futex wait with semaphore semantics: consumes a pending wake if there is one, else blocks.
+    FutexWait { futex: u32 },
+    /// Wakes up to `n` waiters (non-sync wakeup); with no waiter, leaves a pending wake.
+    FutexWake { futex: u32, n: u32 },
+    /// Sleep for a duration (hrtimer wakeup on the CPU that armed it).
+    Sleep(Dur),
+    /// Start of a loop running `count` times; `end` is the index of the matching `LoopEnd`.
+    LoopStart { count: u64, end: u32 },
+    /// End of a loop; `start` is the index of the matching `LoopStart`.
+    LoopEnd { start: u32 },
+    /// Record the current time under a mark id (for the workload's metric).
+    Mark(u32),
+    /// Exit the task.
+    Exit,
+}
+
+pub type Program = Vec<Op>;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct TaskSpec {
+    pub name: String,
+    pub program: Program,
+    /// CPUs the task may run on (`None` = all).
+    pub allowed: Option<CpuSet>,
+    /// CPU the task starts on (`None` = chosen by the fork placement).
+    pub start_cpu: Option<u32>,
+    /// Nice value (-20..19), mapped to a weight by `sched_prio_to_weight`.
+    pub nice: i32,
+    /// Address-space id: switching between tasks of different `mm` costs the mm switch.
+    pub mm: u32,
+    /// Task group (cgroup) id; 0 = root.
+    pub group: u32,
+}
+
+impl TaskSpec {
+    pub fn new(name: impl Into<String>, program: Program) -> Self {
+        TaskSpec { name: name.into(), program, allowed: None, start_cpu: None, nice: 0, mm: 0, group: 0 }
+    }
+}
+
+/// How a workload turns the run's outcome into the tool's output.
+pub trait Reporter: std::fmt::Debug + Send + Sync {
+    /// The benchmark's own output text (as the real tool prints it).
+    fn render(&self, out: &Outcome) -> String;
+    /// The headline metric: (name, unit, value, higher_is_better).
+    fn metric(&self, out: &Outcome) -> Metric;
+}
+
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Metric {
+    pub name: String,
+    pub unit: String,
+    pub value: f64,
+    pub higher_is_better: bool,
+}
+
+/// A complete workload.
+#[derive(Debug)]
+pub struct Workload {
+    pub name: String,
+    pub tasks: Vec<TaskSpec>,
+    pub channels: Vec<ChannelSpec>,
+    pub futexes: u32,
+    pub reporter: Box<dyn Reporter>,
+}
+
+/// One recorded mark.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MarkRecord {
+    pub mark: u32,
+    pub task: u32,
+    pub time: Time,
+}
+
+/// What a run produced, as the workload's reporter sees it.
+#[derive(Clone, Debug, Default)]
+pub struct Outcome {
+    /// Simulated time when the run ended (all tasks exited, or the duration cap).
+    pub end_time: Time,
+    /// True if the run stopped at the duration cap before the workload finished.
+    pub capped: bool,
+    pub marks: Vec<MarkRecord>,
+    /// Exit time of each task (None if it had not exited).
+    pub task_exit: Vec<Option<Time>>,
+}
