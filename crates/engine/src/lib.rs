@@ -18,12 +18,16 @@ pub use queue::{EventQueue, QueueStats};
 pub use rng::{stream_id, RngStream};
 pub use time::*;
 
-/// Invariant check that stays on in tests and debug builds and costs nothing in release builds
-/// unless the `invariants` cfg is set (TigerBeetle style: assert what must hold, everywhere).
+/// Whether invariant checks run: always in tests and debug builds, in release builds only with
+/// the `invariants` feature.
+pub const CHECKS: bool = cfg!(any(debug_assertions, feature = "invariants"));
+
+/// Invariant check (TigerBeetle style: assert what must hold, everywhere). Free in release
+/// builds unless the `invariants` feature is on.
 #[macro_export]
 macro_rules! invariant {
     ($cond:expr, $($arg:tt)+) => {
-        if cfg!(any(debug_assertions, test, feature = "invariants")) && !$cond {
+        if $crate::CHECKS && !$cond {
             panic!("invariant violated: {}", format_args!($($arg)+));
         }
     };
