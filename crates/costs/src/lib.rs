@@ -2,21 +2,28 @@
 //!
 //! A [`CostProfile`] holds every time constant the model charges, in nanoseconds. Each field's
 //! comment names its source (`research/workloads-costs.md` section, a kernel default, or
-//! **[EST]** for an order-of-magnitude estimate that calibration should replace). One profile per
-//! machine family; any field can be overridden from a TOML file (`--costs FILE`).
+//! **\[EST\]** for an order-of-magnitude estimate that calibration should replace). One profile per
+//! machine family ([`profile_for`]); any field can be overridden from a TOML file (`--costs FILE`,
+//! [`load_overrides`], format in `FORMAT.md`), and [`to_toml`] writes a complete file (calibration).
 
+mod file;
 mod profile;
 mod profiles;
 
+pub use file::{from_toml_str, load_overrides, to_toml};
 pub use profile::{CostProfile, IdleState, LineCosts};
-pub use profiles::{profile_for, profile_names};
+pub use profiles::{generic, profile_for, profile_names};
 
 #[derive(Debug, thiserror::Error)]
 pub enum CostError {
     #[error("unknown cost profile '{0}' (known: {1})")]
     Unknown(String, String),
     #[error("{path}:{line}: {msg}")]
-    File { path: String, line: usize, msg: String },
+    File {
+        path: String,
+        line: usize,
+        msg: String,
+    },
     #[error("{0}")]
     Invalid(String),
 }

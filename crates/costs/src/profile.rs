@@ -82,17 +82,21 @@ pub struct CostProfile {
     pub ttwu_base: u64,
     /// `select_task_rq_fair()` fixed part (record_wakee, wake_affine arithmetic).
     pub select_base: u64,
-    /// `select_idle_cpu()` per probed CPU, on top of the line transfer of the probed rq.
+    /// `select_idle_cpu()` per probed CPU, on top of the line transfer of the probed rq
+    /// (the model charges `line.get(dist)` for that read separately).
     pub sis_probe: u64,
-    /// llist_add onto a remote call_single_queue + ttwu_pending write (waker side).
+    /// llist_add onto a remote call_single_queue + ttwu_pending write (waker side), excluding the
+    /// transfers of the target's llist head / ttwu_pending lines (charged by distance).
     pub wakelist_queue: u64,
     /// `sched_ttwu_pending()` / CSD flush fixed part on the target.
     pub csd_flush: u64,
-    /// `update_sd_lb_stats()` per CPU in the span (reads that CPU's rq line).
+    /// `update_sd_lb_stats()` per CPU in the span: the arithmetic only; the read of that CPU's rq
+    /// line is charged separately by distance (`line.get(dist)`), like `sis_probe`.
     pub lb_stats_per_cpu: u64,
     /// Fixed part of one `load_balance()` pass.
     pub lb_base: u64,
-    /// detach + attach of one task (excl. locks).
+    /// `detach_task()` + `attach_task()` of one task, including their dequeue/enqueue and the
+    /// PELT detach/attach, excluding the two rq locks (charged as lock operations).
     pub migrate_task: u64,
     /// `update_blocked_averages()` per leaf cfs_rq.
     pub update_blocked: u64,
@@ -111,5 +115,53 @@ impl CostProfile {
     #[inline]
     pub fn copy(&self, bytes: u64) -> u64 {
         bytes * self.copy_ps_per_byte / 1000
+    }
+}
+
+impl CostProfile {
+    /// Check the invariants every profile must satisfy: at least one idle state, idle states
+    /// ordered by exit latency (shallowest first, as cpuidle drivers register them), non-empty
+    /// state names, and `smt_throughput` in [1.0, 2.0].
+    pub fn validate(&self) -> Result<(), crate::CostError> {
+        self.check().map_err(|(_, msg)| {
+            crate::CostError::Invalid(format!("cost profile '{}': {msg}", self.name))
+        })
+    }
+
+    /// Like [`validate`](Self::validate), also naming the top-level key at fault (for file errors).
+    pub(crate) fn check(&self) -> Result<(), (&'static str, String)> {
+        if self.idle_states.is_empty() {
+            return Err(("idle_states", "at least one idle state is required".into()));
+        }
+        for (i, st) in self.idle_states.iter().enumerate() {
+            if st.name.trim().is_empty() {
+                return Err(("idle_states", format!("idle_states[{i}]: empty name")));
+            }
+        }
+        for w in self.idle_states.windows(2) {
+            if w[1].exit_latency < w[0].exit_latency {
+                return Err((
+                    "idle_states",
+                    format!(
+                        "idle states must be ordered by exit latency (shallowest first): '{}' ({} ns) comes after '{}' ({} ns)",
+                        w[1].name, w[1].exit_latency, w[0].name, w[0].exit_latency
+                    ),
+                ));
+            }
+        }
+        let t = self.smt_throughput;
+        if !(1.0..=2.0).contains(&t) {
+            return Err((
+                "smt_throughput",
+                format!("smt_throughput must be in [1.0, 2.0], got {t}"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Whether any idle state polls (x86 POLL / MWAIT): if not, every wake of an idle CPU needs
+    /// an IPI (arm64 WFI, a VM's HLT).
+    pub fn has_polling_idle(&self) -> bool {
+        self.idle_states.iter().any(|s| s.polling)
     }
 }

@@ -176,3 +176,187 @@ pub struct NewidleStats {
     pub from_idle_no_task: u64,
     pub levels: Vec<NewidleLevel>,
 }
+
+impl IdleType {
+    /// Array-index order (the v15 text order).
+    pub const ALL: [IdleType; 3] = [IdleType::Idle, IdleType::Busy, IdleType::NewlyIdle];
+
+    /// Kernel name of the idle type (`enum cpu_idle_type`).
+    pub fn name(self) -> &'static str {
+        match self {
+            IdleType::Idle => "CPU_IDLE",
+            IdleType::Busy => "CPU_NOT_IDLE",
+            IdleType::NewlyIdle => "CPU_NEWLY_IDLE",
+        }
+    }
+
+    /// Order of the three 8-counter groups in a `/proc/schedstat` domain line.
+    ///
+    /// `show_schedstat()` (kernel/sched/stats.c) prints `for (itype = 0; itype <
+    /// CPU_MAX_IDLE_TYPES; itype++)`, so the order is the enum's:
+    /// * v15: `CPU_IDLE = 0, CPU_NOT_IDLE, CPU_NEWLY_IDLE` → idle, busy, newly idle;
+    /// * v16: Ingo Molnar's "sched/balancing: Change 'enum cpu_idle_type' to have more natural
+    ///   definitions" (Mar 2024) made it `__CPU_NOT_IDLE = 0, CPU_IDLE, CPU_NEWLY_IDLE`, and
+    ///   commit 11b0bfa5d463 ("sched/debug: Increase SCHEDSTAT_VERSION to 16", v6.10) bumped the
+    ///   version → busy, idle, newly idle.
+    ///
+    /// Any version other than 15 gets the v16 order.
+    pub fn schedstat_order(version: u32) -> [IdleType; 3] {
+        if version == 15 {
+            [IdleType::Idle, IdleType::Busy, IdleType::NewlyIdle]
+        } else {
+            [IdleType::Busy, IdleType::Idle, IdleType::NewlyIdle]
+        }
+    }
+}
+
+impl CpuSchedstat {
+    /// Add `o`'s counters to `self` (machine totals, or summing repetitions).
+    pub fn add(&mut self, o: &CpuSchedstat) {
+        self.yld_count += o.yld_count;
+        self.sched_count += o.sched_count;
+        self.sched_goidle += o.sched_goidle;
+        self.ttwu_count += o.ttwu_count;
+        self.ttwu_local += o.ttwu_local;
+        self.rq_cpu_time += o.rq_cpu_time;
+        self.run_delay += o.run_delay;
+        self.pcount += o.pcount;
+    }
+}
+
+impl DomainSchedstat {
+    /// Add `o`'s counters to `self`.
+    pub fn add(&mut self, o: &DomainSchedstat) {
+        for i in 0..3 {
+            self.lb_count[i] += o.lb_count[i];
+            self.lb_balanced[i] += o.lb_balanced[i];
+            self.lb_failed[i] += o.lb_failed[i];
+            self.lb_imbalance[i] += o.lb_imbalance[i];
+            self.lb_gained[i] += o.lb_gained[i];
+            self.lb_hot_gained[i] += o.lb_hot_gained[i];
+            self.lb_nobusyq[i] += o.lb_nobusyq[i];
+            self.lb_nobusyg[i] += o.lb_nobusyg[i];
+        }
+        self.alb_count += o.alb_count;
+        self.alb_failed += o.alb_failed;
+        self.alb_pushed += o.alb_pushed;
+        self.sbe_count += o.sbe_count;
+        self.sbe_balanced += o.sbe_balanced;
+        self.sbe_pushed += o.sbe_pushed;
+        self.sbf_count += o.sbf_count;
+        self.sbf_balanced += o.sbf_balanced;
+        self.sbf_pushed += o.sbf_pushed;
+        self.ttwu_wake_remote += o.ttwu_wake_remote;
+        self.ttwu_move_affine += o.ttwu_move_affine;
+        self.ttwu_move_balance += o.ttwu_move_balance;
+    }
+
+    /// The 8 load-balance counters of one idle type, in `show_schedstat()` order: lb_count
+    /// lb_balanced lb_failed lb_imbalance lb_gained lb_hot_gained lb_nobusyq lb_nobusyg.
+    pub fn lb_fields(&self, t: IdleType) -> [u64; 8] {
+        let i = t as usize;
+        [
+            self.lb_count[i],
+            self.lb_balanced[i],
+            self.lb_failed[i],
+            self.lb_imbalance[i],
+            self.lb_gained[i],
+            self.lb_hot_gained[i],
+            self.lb_nobusyq[i],
+            self.lb_nobusyg[i],
+        ]
+    }
+
+    /// The 12 trailing counters in `show_schedstat()` order: alb_count alb_failed alb_pushed
+    /// sbe_count sbe_balanced sbe_pushed sbf_count sbf_balanced sbf_pushed ttwu_wake_remote
+    /// ttwu_move_affine ttwu_move_balance.
+    pub fn tail_fields(&self) -> [u64; 12] {
+        [
+            self.alb_count,
+            self.alb_failed,
+            self.alb_pushed,
+            self.sbe_count,
+            self.sbe_balanced,
+            self.sbe_pushed,
+            self.sbf_count,
+            self.sbf_balanced,
+            self.sbf_pushed,
+            self.ttwu_wake_remote,
+            self.ttwu_move_affine,
+            self.ttwu_move_balance,
+        ]
+    }
+
+    /// `load_balance()` calls over all idle types.
+    pub fn lb_count_total(&self) -> u64 {
+        self.lb_count.iter().sum()
+    }
+}
+
+impl WakeStats {
+    /// Add `o`'s counters to `self`.
+    pub fn add(&mut self, o: &WakeStats) {
+        macro_rules! sum {
+            ($($f:ident),* $(,)?) => { $( self.$f += o.$f; )* };
+        }
+        sum!(
+            wakeups,
+            wakeups_sync,
+            wakeups_migrated,
+            ipis_sent,
+            ipis_call_function,
+            ipis_resched,
+            poll_wakes,
+            wakelist_queued,
+            wakelist_batched,
+            direct_enqueue,
+            remote_enqueue,
+            sis_scans,
+            sis_probes,
+            sis_found,
+            affine_attempts,
+            affine_moves,
+            wake_wide,
+            wakeup_preemptions,
+            migrations_wakeup,
+            migrations_balance,
+            cost_select,
+            cost_scan,
+            cost_remote_lock,
+            cost_ipi_send,
+            cost_idle_exit,
+            cost_newidle,
+            cost_migration,
+            rq_lock_acquires,
+            rq_lock_contended,
+            rq_lock_spin,
+            irq_deferred,
+            irq_defer_time,
+        );
+        for (a, b) in self.sis_outcome.iter_mut().zip(o.sis_outcome) {
+            *a += b;
+        }
+        for (a, b) in self.migrations_by_dist.iter_mut().zip(o.migrations_by_dist) {
+            *a += b;
+        }
+    }
+}
+
+impl NewidleStats {
+    /// Add `o`'s counters to `self`; levels are matched by name (new names are appended).
+    pub fn add(&mut self, o: &NewidleStats) {
+        self.entered += o.entered;
+        self.gated += o.gated;
+        self.from_idle_no_task += o.from_idle_no_task;
+        for l in &o.levels {
+            match self.levels.iter_mut().find(|m| m.name == l.name) {
+                Some(m) => {
+                    m.calls += l.calls;
+                    m.cost += l.cost;
+                    m.pulled += l.pulled;
+                }
+                None => self.levels.push(l.clone()),
+            }
+        }
+    }
+}

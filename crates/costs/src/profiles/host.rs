@@ -1,0 +1,44 @@
+//! `host`: a generic VM-like default for the machine wakesim runs on.
+//!
+//! Placeholder until calibration exists: `wakesim calibrate` will measure this machine and write a
+//! costs file (via [`crate::to_toml`]) that replaces these values.
+//!
+//! Why VM-like: the development host is a KVM/Firecracker guest whose cpuidle driver is `none`,
+//! so the idle loop runs `default_idle_call()` → HLT with TIF_POLLING_NRFLAG cleared
+//! (`kernel/sched/idle.c`). Every wake of an idle vCPU therefore needs an IPI, which traps to the
+//! hypervisor, and the halted vCPU must be rescheduled by the host ("in a VM, waking an idle vCPU
+//! is expensive", MODELING.md).
+
+use super::x86::{generic, CPUIDLE_POLL_MAX_HZ1000};
+use crate::{CostProfile, IdleState, LineCosts};
+
+pub(crate) fn host() -> CostProfile {
+    CostProfile {
+        name: "host".into(),
+        // WC §1.3: a KVM guest ran perf bench sched pipe at 8.1 µs/op, 5.0 with haltpoll: each of
+        // the 2 cross-vCPU wakes per op costs ~1.5 µs more when the vCPU halts instead of polling.
+        // Split [EST] between the sender's trapped ICR write, delivery, guest entry and HLT exit.
+        ipi_send: 500, // [EST] ICR write → VM exit + KVM IPI emulation (no IPI virtualization)
+        ipi_delivery: LineCosts {
+            local: 0,         // [EST] no self-IPI on the wakeup path
+            smt: 200,         // [EST] host kick / posted interrupt to the vCPU, ~2× bare metal
+            cluster: 200,     // [EST] as smt
+            llc: 200,         // [EST] as smt
+            cross_llc: 600,   // [EST] bare-metal 400 + host overhead
+            cross_node: 1500, // [EST] bare-metal 1150 + host overhead
+        },
+        irq_entry_exit: 600, // [EST] bare metal 500 + virtual APIC EOI
+        // cpuidle driver "none": HLT only, not polling. Exit [EST] 1 µs: the host wakes the vCPU
+        // thread and re-enters the guest (WC §1.3 ~1.5 µs extra per wake vs haltpoll, minus IPI).
+        // Residency = 2 × latency, like acpi_idle's latency_factor.
+        idle_states: vec![IdleState {
+            name: "HLT".into(),
+            exit_latency: 1_000,
+            target_residency: 2_000,
+            polling: false,
+        }],
+        // No POLL state: unused; the CPUIDLE_POLL_MAX default.
+        poll_limit: CPUIDLE_POLL_MAX_HZ1000,
+        ..generic()
+    }
+}
