@@ -218,7 +218,11 @@ impl CpuSet {
         let mut parts = Vec::with_capacity(words32);
         for i in (0..words32).rev() {
             let w64 = self.w[(i * 32) >> 6];
-            let v = if i % 2 == 0 { w64 as u32 } else { (w64 >> 32) as u32 };
+            let v = if i % 2 == 0 {
+                w64 as u32
+            } else {
+                (w64 >> 32) as u32
+            };
             parts.push(format!("{v:08x}"));
         }
         parts.join(",")

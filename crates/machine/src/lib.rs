@@ -8,22 +8,59 @@
 //! Machines come from presets (named after real parts), from `host` (this machine's
 //! `/sys/devices/system/cpu`), or from a TOML file in the format documented in `FORMAT.md`.
 //!
+//! Entry points: [`lookup`] (what a user typed: `host`, a preset name or a file path),
+//! [`preset`] / [`preset_names`], [`host`] / [`host_from_sysfs`], [`load_file`] /
+//! [`from_toml_str`] / [`MachineSpec`], and [`Machine::from_topology`] for code that builds a
+//! [`Topology`] itself. [`describe`] and [`list_line`] print machines for `wakesim machines`.
+//!
+//! Module map (each names the kernel code it models): `levels` (the topology tables and
+//! `sched_init_numa()`), `domains` (`sd_init()`, `build_sched_domains()`), `groups`
+//! (`build_sched_groups()`, `build_overlap_sched_groups()`), `degenerate` (`imb_numa_nr`,
+//! `sd_degenerate()`, `cpu_attach_domain()`), `attach` (`update_top_cache_domain()`).
+//!
 //! The model keeps the *mutable* per-domain state (balance intervals, newidle cost, schedstats)
 //! itself, in arrays indexed like [`Machine::domains`]; this crate is the immutable shape.
 
+mod attach;
 pub mod cpuset;
+mod degenerate;
 mod domains;
+mod groups;
 mod host;
+mod levels;
 mod presets;
 mod print;
 mod spec;
+mod spec_check;
+mod spec_raw;
 mod topology;
 
 pub use cpuset::{CpuSet, MAX_CPUS};
-pub use domains::{build_domains, SchedDomain, SchedGroup, SdFlags, SdLevel};
-pub use presets::{preset, preset_names};
-pub use spec::MachineSpec;
-pub use topology::{CpuInfo, Dist, Topology};
+pub use domains::{
+    build_domains, build_domains_with, DomainOptions, SchedDomain, SchedGroup, SdFlags, SdLevel,
+    RECLAIM_DISTANCE, RECLAIM_DISTANCE_AMD_ZEN, SD_BUSY_FACTOR, SD_IMBALANCE_PCT,
+    SD_IMBALANCE_PCT_SMT,
+};
+pub use host::{host, host_from_sysfs};
+pub use presets::{preset, preset_names, preset_toml};
+pub use print::{describe, describe_all, describe_cpus, list_header, list_line};
+pub use spec::{
+    from_toml_str, load_file, MachineSpec, RegularShape, Shape, DEFAULT_SIBLING_NODE_DISTANCE,
+    DEFAULT_SOCKET_DISTANCE,
+};
+pub use topology::{CpuInfo, Dist, Topology, LOCAL_DISTANCE};
+
+/// Resolves what a user typed as a machine: `host` (this machine, from sysfs), a preset name,
+/// or the path of a TOML machine file (anything containing `/` or ending in `.toml`).
+pub fn lookup(name: &str) -> Result<Machine, MachineError> {
+    if name == "host" {
+        host()
+    } else if name.contains('/') || name.ends_with(".toml") {
+        load_file(std::path::Path::new(name))
+    } else {
+        preset(name)
+    }
+}
 
 /// Errors from building or loading a machine. Each names what is wrong and, for files, where.
 #[derive(Debug, thiserror::Error)]
@@ -33,7 +70,11 @@ pub enum MachineError {
     #[error("{0}")]
     Invalid(String),
     #[error("{path}:{line}: {msg}")]
-    File { path: String, line: usize, msg: String },
+    File {
+        path: String,
+        line: usize,
+        msg: String,
+    },
     #[error("cannot read host topology: {0}")]
     Host(String),
 }
@@ -96,6 +137,8 @@ impl Machine {
 
     /// Index of the lowest domain level of `cpu` whose span contains `other`, if any.
     pub fn lowest_common_level(&self, cpu: usize, other: usize) -> Option<usize> {
-        self.domains[cpu].iter().position(|sd| sd.span.contains(other))
+        self.domains[cpu]
+            .iter()
+            .position(|sd| sd.span.contains(other))
     }
 }
