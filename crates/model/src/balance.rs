@@ -1,0 +1,270 @@
+//! One load-balancing pass: `load_balance()` / `sched_balance_rq()` (kernel/sched/fair.c):
+//! `should_we_balance()`, group statistics and classification (`update_sg_lb_stats`,
+//! `group_classify`), the `find_busiest_group()` decision and `find_busiest_queue()`, then
+//! `detach_tasks()` under the source rq lock (`can_migrate_task`, `task_hot`) and
+//! `attach_tasks()` under the destination's.
+//!
+//! Simplifications (stated, not hidden): no misfit/asym-packing/NUMA-fbq paths; the imbalance is
+//! expressed in tasks (half the difference, at least one), moved one per lock round trip.
+//!
+//! Phases of `Frame::Lb`: 0 decide, 1 lock source, 2 detach, 3 unlock source + lock dest,
+//! 4 attach cost, 5 attach.
+
+use crate::exec::{Flow, Frame};
+use crate::locks::LockId;
+use crate::sim::Sim;
+use crate::state::{TaskId, NO_CPU, NO_TASK};
+use wakesim_machine::SdFlags;
+use wakesim_stats::IdleType;
+
+#[derive(Clone, Copy, Debug, Default)]
+struct GroupStats {
+    nr: u64,
+    idle_cpus: u64,
+    load: u64,
+    util: u64,
+    runnable: u64,
+    capacity: u64,
+    weight: u64,
+    kind: u8, // 0 has_spare, 1 fully_busy, 2 overloaded
+}
+
+pub(crate) const IDLE_IDLE: u8 = IdleType::Idle as u8;
+pub(crate) const IDLE_BUSY: u8 = IdleType::Busy as u8;
+pub(crate) const IDLE_NEWLY: u8 = IdleType::NewlyIdle as u8;
+
+impl Sim {
+    fn group_stats(&self, span: &wakesim_machine::CpuSet, pct: u64) -> GroupStats {
+        let mut g = GroupStats::default();
+        for c in span.iter() {
+            let rq = &self.cpus[c];
+            g.nr += rq.nr_running as u64;
+            g.idle_cpus += (rq.nr_running == 0 && self.available_idle(c)) as u64;
+            g.load += rq.cfs.avg.load_avg;
+            g.util += self.cpu_util(c);
+            g.runnable += rq.cfs.avg.runnable_avg;
+            g.capacity += rq.capacity;
+            g.weight += 1;
+        }
+        let has_capacity = g.nr < g.weight || (g.capacity * pct >= g.runnable * 100 && g.capacity * 100 > g.util * pct);
+        let overloaded = g.nr > g.weight && (g.capacity * 100 < g.util * pct || g.capacity * pct < g.runnable * 100);
+        g.kind = if overloaded { 2 } else if !has_capacity { 1 } else { 0 };
+        g
+    }
+
+    /// `should_we_balance()`: newidle always may; otherwise the first idle CPU of the local group
+    /// (or its balance CPU when none is idle) does the balancing for the group.
+    fn should_we_balance(&self, dst: usize, level: usize, idle: u8) -> bool {
+        if idle == IDLE_NEWLY {
+            return self.cpus[dst].nr_running == 0 && !self.cpus[dst].ttwu_pending;
+        }
+        let g = &self.m.domains[dst][level].groups[0];
+        for c in g.span.iter() {
+            if self.available_idle(c) {
+                return c == dst;
+            }
+        }
+        g.balance_cpu as usize == dst
+    }
+
+    /// `find_busiest_group()` + `find_busiest_queue()`: returns (source CPU, tasks to move).
+    fn find_busiest(&mut self, dst: usize, level: usize, idle: u8) -> Option<(usize, u32)> {
+        let sd = &self.m.domains[dst][level];
+        let pct = sd.imbalance_pct as u64;
+        let prefer_sibling = level > 0 && self.m.domains[dst][level - 1].has(SdFlags::PREFER_SIBLING);
+        let local = self.group_stats(&sd.groups[0].span, pct);
+        let mut busiest: Option<(usize, GroupStats)> = None;
+        let (mut tot_load, mut tot_cap) = (local.load, local.capacity);
+        for (gi, g) in sd.groups.iter().enumerate().skip(1) {
+            let s = self.group_stats(&g.span, pct);
+            tot_load += s.load;
+            tot_cap += s.capacity;
+            if s.nr == 0 {
+                continue;
+            }
+            let better = match busiest {
+                None => true,
+                Some((_, b)) => {
+                    if s.kind != b.kind {
+                        s.kind > b.kind
+                    } else if s.kind == 2 {
+                        s.load * b.capacity > b.load * s.capacity
+                    } else {
+                        (s.idle_cpus, std::cmp::Reverse(s.nr)) < (b.idle_cpus, std::cmp::Reverse(b.nr))
+                    }
+                }
+            };
+            if better {
+                busiest = Some((gi, s));
+            }
+        }
+        let ix = idle as usize;
+        let Some((bgi, b)) = busiest else {
+            self.dstat[dst][level].lb_nobusyg[ix] += 1;
+            return None;
+        };
+        // Decision matrix (research §7.4).
+        let mut n: u64;
+        if b.kind == 2 {
+            if local.kind == 2 {
+                let local_avg = local.load * 1024 / local.capacity.max(1);
+                let b_avg = b.load * 1024 / b.capacity.max(1);
+                let sd_avg = tot_load * 1024 / tot_cap.max(1);
+                if b_avg * 100 <= pct * local_avg || local_avg >= sd_avg {
+                    self.dstat[dst][level].lb_balanced[ix] += 1;
+                    return None;
+                }
+            }
+            n = (b.nr.saturating_sub(local.nr)) / 2;
+        } else {
+            if idle == IDLE_BUSY || local.kind != 0 {
+                self.dstat[dst][level].lb_balanced[ix] += 1;
+                return None;
+            }
+            if prefer_sibling && b.nr > local.nr + 1 {
+                n = (b.nr - local.nr) / 2;
+            } else if b.weight > 1 && local.idle_cpus > b.idle_cpus + 1 && b.nr > 1 {
+                n = (local.idle_cpus - b.idle_cpus) / 2;
+            } else {
+                self.dstat[dst][level].lb_balanced[ix] += 1;
+                return None;
+            }
+        }
+        n = n.max(1);
+        self.dstat[dst][level].lb_imbalance[ix] += n;
+        // find_busiest_queue(): the CPU with the most runnable tasks that can give one up.
+        let span = self.m.domains[dst][level].groups[bgi].span;
+        let src = span
+            .iter()
+            .filter(|&c| self.cpus[c].nr_running >= 2)
+            .max_by_key(|&c| (self.cpus[c].nr_running, self.cpus[c].cfs.avg.load_avg, std::cmp::Reverse(c)));
+        match src {
+            Some(s) => Some((s, n as u32)),
+            None => {
+                self.dstat[dst][level].lb_nobusyq[ix] += 1;
+                None
+            }
+        }
+    }
+
+    /// `detach_tasks()` candidate on `src` for `dst`: least recently run queued task that
+    /// `can_migrate_task()` allows (allowed CPUs, not running, not cache-hot unless balancing
+    /// keeps failing). Returns (task, was_hot).
+    fn pick_detach(&self, src: usize, dst: usize, level: usize) -> Option<(TaskId, bool)> {
+        let now = self.now();
+        let rq = &self.cpus[src];
+        if rq.nr_running <= 1 {
+            return None;
+        }
+        let sd = &self.m.domains[dst][level];
+        let failed = self.doms[dst][level].nr_balance_failed;
+        let mut best: Option<(TaskId, bool)> = None;
+        let mut best_key = (u64::MAX, u32::MAX);
+        for &t in &rq.cfs.queued {
+            let p = &self.tasks[t as usize];
+            if !p.allowed.contains(dst) || p.on_cpu {
+                continue;
+            }
+            let hot = self.f.CACHE_HOT
+                && !sd.has(SdFlags::SHARE_CPUCAPACITY)
+                && now.saturating_sub(p.se.exec_start) < self.t.migration_cost;
+            if hot && failed <= sd.cache_nice_tries {
+                continue;
+            }
+            let key = (p.se.exec_start, t);
+            if key < best_key {
+                best_key = key;
+                best = Some((t, hot));
+            }
+        }
+        best
+    }
+
+    pub(crate) fn lb_frame(&mut self, cpu: usize, f: Frame) -> Flow {
+        let Frame::Lb { phase, dst, level, idle, src, task } = f else { unreachable!() };
+        let (d, l, ix) = (dst as usize, level as usize, idle as usize);
+        let fr = |phase: u8, src: u32, task: TaskId| Frame::Lb { phase, dst, level, idle, src, task };
+        match phase {
+            0 => {
+                self.cpus[cpu].lb_moved = 0;
+                self.cpus[cpu].lb_continue = true;
+                self.dstat[d][l].lb_count[ix] += 1;
+                if !self.should_we_balance(d, l, idle) {
+                    self.cpus[cpu].lb_continue = false;
+                    self.dstat[d][l].lb_balanced[ix] += 1;
+                    return Flow::Pop;
+                }
+                if idle != IDLE_NEWLY {
+                    self.update_idle_cpu_scan(d, l);
+                }
+                let cost = self.c.lb_base + self.doms[d][l].scan_cost;
+                let found = self.find_busiest(d, l, idle);
+                match found {
+                    Some((s, _n)) => self.busy(cpu, cost, fr(1, s as u32, NO_TASK)),
+                    None => {
+                        self.lb_balanced_interval(d, l, idle);
+                        self.busy(cpu, cost, fr(6, NO_CPU, NO_TASK))
+                    }
+                }
+            }
+            1 => self.call(cpu, fr(2, src, NO_TASK), Frame::Lock { lock: LockId::Rq(src), granted: false }),
+            2 => {
+                let s = src as usize;
+                match self.pick_detach(s, d, l) {
+                    None => {
+                        self.lock_release(cpu, LockId::Rq(src));
+                        self.dstat[d][l].lb_failed[ix] += 1;
+                        if idle != IDLE_NEWLY {
+                            self.doms[d][l].nr_balance_failed += 1;
+                        }
+                        Flow::Pop
+                    }
+                    Some((t, hot)) => {
+                        if hot {
+                            self.dstat[d][l].lb_hot_gained[ix] += 1;
+                        }
+                        self.deactivate_queued(s, t);
+                        self.tasks[t as usize].migrating = true;
+                        self.set_task_cpu(t, d);
+                        let cost = self.c.migrate_task + self.c.line.get(self.m.dist(cpu, s));
+                        self.busy(cpu, cost, fr(3, src, t))
+                    }
+                }
+            }
+            3 => {
+                self.lock_release(cpu, LockId::Rq(src));
+                self.call(cpu, fr(4, src, task), Frame::Lock { lock: LockId::Rq(dst), granted: false })
+            }
+            4 => {
+                // migrate_task already covers dequeue/enqueue and PELT detach/attach (costs crate).
+                let cost = self.c.wakeup_preempt + self.c.line.get(self.m.dist(cpu, d));
+                self.busy(cpu, cost, fr(5, src, task))
+            }
+            5 => {
+                self.tasks[task as usize].migrating = false;
+                self.activate_task(d, task, true, false);
+                self.wakeup_preempt(cpu, d, task);
+                self.lock_release(cpu, LockId::Rq(dst));
+                self.dstat[d][l].lb_gained[ix] += 1;
+                self.doms[d][l].nr_balance_failed = 0;
+                self.wake.migrations_balance += 1;
+                self.cpus[cpu].lb_moved += 1;
+                Flow::Pop
+            }
+            6 => Flow::Pop,
+            _ => unreachable!("lb phase {phase}"),
+        }
+    }
+
+    /// Balanced outcome: periodic balancing backs off (`balance_interval *= 2` up to max).
+    fn lb_balanced_interval(&mut self, d: usize, l: usize, idle: u8) {
+        self.doms[d][l].nr_balance_failed = 0;
+        if idle != IDLE_NEWLY {
+            let max = self.m.domains[d][l].max_interval_ms as u64;
+            let bi = &mut self.doms[d][l].balance_interval_ms;
+            if *bi < max {
+                *bi = (*bi * 2).min(max);
+            }
+        }
+    }
+}

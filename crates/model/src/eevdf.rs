@@ -1,0 +1,259 @@
+//! EEVDF picking (kernel/sched/fair.c, v6.6): virtual time `V` as the load-weighted average
+//! vruntime, eligibility (`vruntime <= V`), virtual deadlines, lag placement on enqueue
+//! (`place_entity`), run-to-parity, and the wakeup-preemption decision (`pick_eevdf`).
+//!
+//! A runqueue holds few tasks in practice, so the rb-tree is a vector scanned in O(n); the
+//! selection result is the same as the augmented tree's.
+
+use crate::features::Features;
+use crate::pelt::SchedAvg;
+use crate::state::{Task, TaskId, NO_TASK};
+use crate::tunables::NICE_0_LOAD;
+use wakesim_engine::Time;
+
+/// A CPU's root `cfs_rq`.
+#[derive(Clone, Debug, Default)]
+pub struct CfsRq {
+    /// Queued entities not currently running (the tree).
+    pub queued: Vec<TaskId>,
+    /// The running entity, if it is a fair task (`cfs_rq->curr`).
+    pub curr: TaskId,
+    /// Whether `curr` is still on the runqueue (it is dequeued when it blocks).
+    pub curr_on_rq: bool,
+    /// Σ weight of queued entities incl. curr (`load.weight`).
+    pub load: u64,
+    /// `avg_vruntime` = Σ (v_i − min_vruntime)·w_i over the tree (curr added on use).
+    pub avg_vruntime: i128,
+    /// `avg_load` = Σ w_i over the tree.
+    pub avg_load: i64,
+    pub min_vruntime: i64,
+    pub avg: SchedAvg,
+    /// Σ util_est of queued tasks.
+    pub util_est: u64,
+}
+
+/// `calc_delta_fair()`: real time → virtual time for an entity of weight `w`.
+#[inline]
+pub fn calc_delta_fair(delta: i64, w: u64) -> i64 {
+    if w == NICE_0_LOAD {
+        delta
+    } else {
+        ((delta as i128 * NICE_0_LOAD as i128) / w as i128) as i64
+    }
+}
+
+impl CfsRq {
+    pub fn new() -> Self {
+        CfsRq { curr: NO_TASK, ..Default::default() }
+    }
+
+    /// Number of fair entities on the runqueue (`cfs_rq->nr_running`).
+    pub fn nr_running(&self) -> u32 {
+        self.queued.len() as u32 + self.curr_on_rq as u32
+    }
+
+    fn key(&self, v: i64) -> i64 {
+        v - self.min_vruntime
+    }
+
+    fn avg_add(&mut self, t: &Task) {
+        self.avg_vruntime += self.key(t.se.vruntime) as i128 * t.weight as i128;
+        self.avg_load += t.weight as i64;
+    }
+
+    fn avg_sub(&mut self, t: &Task) {
+        self.avg_vruntime -= self.key(t.se.vruntime) as i128 * t.weight as i128;
+        self.avg_load -= t.weight as i64;
+    }
+
+    /// `avg_vruntime()`: V, rounded toward −∞ so that an entity exactly at V is eligible.
+    pub fn v(&self, tasks: &[Task]) -> i64 {
+        let (mut avg, mut load) = (self.avg_vruntime, self.avg_load as i128);
+        if self.curr != NO_TASK && self.curr_on_rq {
+            let c = &tasks[self.curr as usize];
+            avg += self.key(c.se.vruntime) as i128 * c.weight as i128;
+            load += c.weight as i128;
+        }
+        if load > 0 {
+            if avg < 0 {
+                avg -= load - 1;
+            }
+            avg /= load;
+        }
+        self.min_vruntime + avg as i64
+    }
+
+    /// `vruntime_eligible()`: Σ(v_j − v0)w_j ≥ (v − v0)·Σw_j, without division.
+    pub fn eligible(&self, tasks: &[Task], vruntime: i64) -> bool {
+        let (mut avg, mut load) = (self.avg_vruntime, self.avg_load as i128);
+        if self.curr != NO_TASK && self.curr_on_rq {
+            let c = &tasks[self.curr as usize];
+            avg += self.key(c.se.vruntime) as i128 * c.weight as i128;
+            load += c.weight as i128;
+        }
+        avg >= self.key(vruntime) as i128 * load
+    }
+
+    /// `update_min_vruntime()`: monotonic follower of min(curr, leftmost) vruntime.
+    pub fn update_min_vruntime(&mut self, tasks: &[Task]) {
+        let mut v = self.min_vruntime;
+        let curr = (self.curr != NO_TASK && self.curr_on_rq).then(|| tasks[self.curr as usize].se.vruntime);
+        let left = self.queued.iter().map(|&t| tasks[t as usize].se.vruntime).min();
+        match (curr, left) {
+            (Some(c), Some(l)) => v = c.min(l),
+            (Some(c), None) => v = c,
+            (None, Some(l)) => v = l,
+            (None, None) => {}
+        }
+        if v > self.min_vruntime {
+            let delta = v - self.min_vruntime;
+            self.avg_vruntime -= self.avg_load as i128 * delta as i128;
+            self.min_vruntime = v;
+        }
+    }
+
+    /// `update_curr()`: charge `now − exec_start` to the running entity. Returns true when its
+    /// deadline was reached and it must be rescheduled (`update_deadline` with nr_running > 1).
+    pub fn update_curr(&mut self, tasks: &mut [Task], now: Time) -> bool {
+        if self.curr == NO_TASK {
+            return false;
+        }
+        let c = &mut tasks[self.curr as usize];
+        let delta = now.saturating_sub(c.se.exec_start);
+        if delta == 0 {
+            return false;
+        }
+        c.se.exec_start = now;
+        c.se.sum_exec_runtime += delta;
+        c.se.vruntime += calc_delta_fair(delta as i64, c.weight);
+        let mut resched = false;
+        if c.se.vruntime >= c.se.deadline {
+            c.se.deadline = c.se.vruntime + calc_delta_fair(c.se.slice, c.weight);
+            resched = true;
+        }
+        self.update_min_vruntime(tasks);
+        resched && self.nr_running() > 1
+    }
+
+    /// `place_entity()` + `__enqueue_entity()` for a waking, migrated-in or new task.
+    pub fn enqueue(&mut self, tasks: &mut [Task], t: TaskId, f: &Features, initial: bool, slice: i64) {
+        let v_now = self.v(tasks);
+        let nr = self.nr_running();
+        let mut load = self.avg_load;
+        if self.curr != NO_TASK && self.curr_on_rq {
+            load += tasks[self.curr as usize].weight as i64;
+        }
+        let p = &mut tasks[t as usize];
+        p.se.slice = slice;
+        let mut lag: i64 = 0;
+        if f.PLACE_LAG && nr > 0 {
+            let l = p.se.vlag as i128 * (load as i128 + p.weight as i128);
+            lag = (l / (load.max(1) as i128)) as i64;
+        }
+        p.se.vruntime = v_now - lag;
+        let mut vslice = calc_delta_fair(slice, p.weight);
+        if f.PLACE_DEADLINE_INITIAL && initial {
+            vslice /= 2;
+        }
+        p.se.deadline = p.se.vruntime + vslice;
+        p.on_rq = true;
+        self.load += p.weight;
+        let p = &tasks[t as usize];
+        self.avg_add(p);
+        self.queued.push(t);
+        self.util_est += p.util_est;
+    }
+
+    /// Puts a queued entity back into the tree after it stopped running (`put_prev_entity`).
+    pub fn put_prev(&mut self, tasks: &[Task], t: TaskId) {
+        debug_assert_eq!(self.curr, t);
+        self.curr = NO_TASK;
+        self.curr_on_rq = false;
+        let p = &tasks[t as usize];
+        self.avg_add(p);
+        self.queued.push(t);
+    }
+
+    /// `set_next_entity()`: takes `t` out of the tree as the running entity, stashing its deadline
+    /// for RUN_TO_PARITY.
+    pub fn set_next(&mut self, tasks: &mut [Task], t: TaskId, now: Time) {
+        let i = self.queued.iter().position(|&x| x == t).expect("set_next: task not queued");
+        self.queued.swap_remove(i);
+        self.avg_sub(&tasks[t as usize]);
+        self.curr = t;
+        self.curr_on_rq = true;
+        let p = &mut tasks[t as usize];
+        p.se.exec_start = now;
+        p.se.protect_deadline = Some(p.se.deadline);
+    }
+
+    /// `dequeue_entity()` for a queued (not running) task, e.g. a migration. Saves its lag.
+    pub fn dequeue_queued(&mut self, tasks: &mut [Task], t: TaskId, tick: i64) {
+        let v = self.v(tasks);
+        let i = self.queued.iter().position(|&x| x == t).expect("dequeue: task not queued");
+        self.queued.swap_remove(i);
+        self.avg_sub(&tasks[t as usize]);
+        let p = &mut tasks[t as usize];
+        save_lag(p, v, tick);
+        p.on_rq = false;
+        self.load -= p.weight;
+        self.util_est = self.util_est.saturating_sub(p.util_est);
+    }
+
+    /// Dequeue of the running task when it blocks or exits (it stays `curr` until the switch).
+    pub fn dequeue_curr(&mut self, tasks: &mut [Task], tick: i64) {
+        let t = self.curr;
+        debug_assert!(t != NO_TASK && self.curr_on_rq);
+        let v = self.v(tasks);
+        self.curr_on_rq = false;
+        let p = &mut tasks[t as usize];
+        save_lag(p, v, tick);
+        p.on_rq = false;
+        self.load -= p.weight;
+        self.util_est = self.util_est.saturating_sub(p.util_est);
+    }
+
+    /// `pick_eevdf()`: the eligible entity with the earliest deadline; with RUN_TO_PARITY the
+    /// current entity keeps the CPU while its deadline is the one it was picked with.
+    pub fn pick_eevdf(&self, tasks: &[Task], f: &Features) -> TaskId {
+        let curr = (self.curr != NO_TASK && self.curr_on_rq).then_some(self.curr);
+        if self.nr_running() == 1 {
+            return curr.unwrap_or_else(|| self.queued[0]);
+        }
+        let curr = curr.filter(|&c| self.eligible(tasks, tasks[c as usize].se.vruntime));
+        if let Some(c) = curr {
+            let se = &tasks[c as usize].se;
+            if f.RUN_TO_PARITY && se.protect_deadline == Some(se.deadline) {
+                return c;
+            }
+        }
+        let mut best = NO_TASK;
+        let mut best_d = i64::MAX;
+        for &t in &self.queued {
+            let se = &tasks[t as usize].se;
+            // Deterministic tie-break: lower task id wins on equal deadlines.
+            if (se.deadline < best_d || (se.deadline == best_d && t < best))
+                && self.eligible(tasks, se.vruntime)
+            {
+                best = t;
+                best_d = se.deadline;
+            }
+        }
+        if let Some(c) = curr {
+            if best == NO_TASK || tasks[c as usize].se.deadline < best_d {
+                return c;
+            }
+        }
+        if best == NO_TASK {
+            // No eligible entity cannot happen with a consistent V; fall back to the leftmost.
+            best = *self.queued.iter().min_by_key(|&&t| (tasks[t as usize].se.vruntime, t)).unwrap_or(&NO_TASK);
+        }
+        best
+    }
+}
+
+/// `update_entity_lag()`: vlag = clamp(V − v, ±calc_delta_fair(max(2·slice, TICK_NSEC))).
+fn save_lag(p: &mut Task, v: i64, tick: i64) {
+    let limit = calc_delta_fair((2 * p.se.slice).max(tick), p.weight);
+    p.se.vlag = (v - p.se.vruntime).clamp(-limit, limit);
+}

@@ -1,0 +1,122 @@
+//! `activate_task()` / `deactivate_task()` (enqueue_task_fair / dequeue_task_fair), the PELT
+//! updates at those call sites (`update_load_avg`), task-group load propagation
+//! (`update_tg_load_avg` on the shared `tg->load_avg` line) and `set_task_cpu()`.
+
+use crate::sim::Sim;
+use crate::state::{TaskId, NO_TASK};
+use wakesim_engine::invariant;
+
+impl Sim {
+    /// `update_load_avg()` for CPU `cpu`'s root cfs_rq and, if given, one of its tasks.
+    pub(crate) fn update_load_avg(&mut self, cpu: usize, p: TaskId) {
+        let now = self.now();
+        let c = &mut self.cpus[cpu];
+        let running = c.cfs.curr != NO_TASK && c.cfs.curr_on_rq;
+        let nr = c.cfs.nr_running() as u64;
+        c.cfs.avg.update(now, c.cfs.load, nr, running, 1);
+        if p != NO_TASK {
+            let is_curr = self.cpus[cpu].cfs.curr == p;
+            let t = &mut self.tasks[p as usize];
+            let load = if t.on_rq { t.weight } else { 0 };
+            t.avg.update(now, load, t.on_rq as u64, is_curr && t.on_rq, t.weight);
+        }
+        self.update_tg_load_avg(cpu, p);
+    }
+
+    /// `update_tg_load_avg()`: a task in a task group changes the group's global load_avg,
+    /// one cache line shared by every CPU. Concurrent writers serialise on the line; each write
+    /// pays the transfer from the previous writer (Aaron Lu 2023, research §10.4).
+    fn update_tg_load_avg(&mut self, cpu: usize, p: TaskId) {
+        if p == NO_TASK || self.tasks[p as usize].group == 0 {
+            return;
+        }
+        let now = self.now();
+        let transfer = self.c.line.get(self.m.dist(cpu, self.tg_line_owner as usize));
+        let start = now.max(self.tg_line_free);
+        let done = start + transfer + self.c.tg_load_update;
+        self.tg_line_free = done;
+        self.tg_line_owner = cpu as u32;
+        self.charge(cpu, done - now);
+    }
+
+    /// `activate_task()` → `enqueue_task_fair()`: PELT catch-up (and attach if migrated), EEVDF
+    /// placement, nr_running, root-domain overload.
+    pub(crate) fn activate_task(&mut self, cpu: usize, p: TaskId, migrated: bool, initial: bool) {
+        invariant!(!self.tasks[p as usize].on_rq, "task {} enqueued twice", self.tasks[p as usize].name);
+        invariant!(self.tasks[p as usize].cpu as usize == cpu, "task {} enqueued on cpu {cpu} but task_cpu is {}", self.tasks[p as usize].name, self.tasks[p as usize].cpu);
+        let now = self.now();
+        let tick = self.t.tick_nsec() as i64;
+        let _ = tick;
+        {
+            let c = &mut self.cpus[cpu];
+            if c.cfs.curr != NO_TASK {
+                c.cfs.update_curr(&mut self.tasks, now);
+            }
+        }
+        self.update_load_avg(cpu, p);
+        if migrated || initial {
+            let (avg, w) = (self.tasks[p as usize].avg, self.tasks[p as usize].weight);
+            self.cpus[cpu].cfs.avg.attach(&avg, w);
+        }
+        let slice = self.t.base_slice as i64;
+        let f = self.f;
+        self.cpus[cpu].cfs.enqueue(&mut self.tasks, p, &f, initial, slice);
+        let c = &mut self.cpus[cpu];
+        c.nr_running += 1;
+        if c.nr_running >= 2 && !self.rd_overloaded {
+            self.rd_overloaded = true;
+        }
+        self.tasks[p as usize].enqueued_at = now;
+    }
+
+    /// `deactivate_task()` of a task that is not running (migration by the balancer).
+    pub(crate) fn deactivate_queued(&mut self, cpu: usize, p: TaskId) {
+        self.update_load_avg(cpu, p);
+        let tick = self.t.tick_nsec() as i64;
+        self.cpus[cpu].cfs.dequeue_queued(&mut self.tasks, p, tick);
+        self.cpus[cpu].nr_running -= 1;
+        let now = self.now();
+        let t = &mut self.tasks[p as usize];
+        t.counters.wait_time += now - t.enqueued_at;
+    }
+
+    /// `deactivate_task()` of the running task when it blocks or exits (`DEQUEUE_SLEEP`);
+    /// updates util_est (`util_est_update`, EWMA weight 1/4).
+    pub(crate) fn deactivate_curr(&mut self, cpu: usize) {
+        let p = self.cpus[cpu].cfs.curr;
+        let now = self.now();
+        self.cpus[cpu].cfs.update_curr(&mut self.tasks, now);
+        self.update_load_avg(cpu, p);
+        let tick = self.t.tick_nsec() as i64;
+        self.cpus[cpu].cfs.dequeue_curr(&mut self.tasks, tick);
+        self.cpus[cpu].nr_running -= 1;
+        if self.f.UTIL_EST {
+            let t = &mut self.tasks[p as usize];
+            let ue = t.util_est as i64;
+            let ua = t.avg.util_avg as i64;
+            t.util_est = if ua > ue { ua as u64 } else { (ue + (ua - ue) / 4) as u64 };
+        }
+    }
+
+    /// `set_task_cpu()` → `migrate_task_rq_fair()`: the task's PELT contribution leaves the old
+    /// cfs_rq, it is attached at the next enqueue; the cold-cache penalty is by distance moved.
+    pub(crate) fn set_task_cpu(&mut self, p: TaskId, new: usize) {
+        let old = self.tasks[p as usize].cpu as usize;
+        if old == new {
+            return;
+        }
+        self.update_load_avg(old, NO_TASK);
+        let (avg, w) = {
+            let t = &mut self.tasks[p as usize];
+            t.avg.update(self.q.now(), 0, 0, false, t.weight);
+            (t.avg, t.weight)
+        };
+        self.cpus[old].cfs.avg.detach(&avg, w);
+        let d = self.m.dist(old, new);
+        self.wake.migrations_by_dist[d.index()] += 1;
+        let t = &mut self.tasks[p as usize];
+        t.cpu = new as u32;
+        t.counters.nr_migrations += 1;
+        t.migrate_penalty += self.c.migration_penalty.get(d);
+    }
+}

@@ -1,0 +1,260 @@
+//! The CPU executor: how time belongs to CPUs (MODELING.md).
+//!
+//! Each task owns a kernel stack of continuation [`Frame`]s, as a real task owns a kernel stack.
+//! A CPU always executes the top frame of its current task's stack. A frame handler reads and
+//! changes kernel state at the instant it runs, then either occupies the CPU for a step (`busy`:
+//! the CPU is unavailable until the step's end, when the frame resumes), waits for a lock
+//! (spinning, busy), or finishes (its parent resumes at once). A context switch simply makes
+//! another task's stack the one the CPU executes.
+//!
+//! Interrupts (IPIs, the tick, timers) interrupt user code at any instant; in kernel code they are
+//! taken at the next step boundary where interrupts are enabled, so interrupt-disabled regions
+//! (rq-locked sections, `__schedule`, newidle balancing) delay them, as MODELING.md requires.
+
+use crate::locks::LockId;
+use crate::sim::Sim;
+use crate::state::{Mode, TaskId};
+use wakesim_engine::{invariant, Time};
+
+/// Events of the discrete-event loop.
+#[derive(Clone, Copy, Debug)]
+pub enum Ev {
+    /// The current step of `cpu` ends (ignored if `gen` is stale).
+    Step { cpu: u32, gen: u32 },
+    /// A call-function or reschedule IPI arrives at `cpu`.
+    Ipi { cpu: u32 },
+    /// A store to a polling idle CPU's thread flags becomes visible there.
+    PollWake { cpu: u32 },
+    /// The POLL idle state's time limit expired; the governor re-selects.
+    PollTimeout { cpu: u32, gen: u32 },
+    /// The periodic scheduler tick of `cpu`.
+    Tick { cpu: u32 },
+    /// An hrtimer armed by `task` on `cpu` expires.
+    Timer { cpu: u32, task: TaskId },
+    /// A task is forked and woken for the first time (wake_up_new_task) by `cpu`.
+    Spawn { task: TaskId },
+}
+
+/// A continuation on a task's kernel stack. `phase` numbers the resumption points of each
+/// mechanism; the meaning is documented where each handler lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Frame {
+    /// Bottom of a workload task's stack: user space running the task's program.
+    User,
+    /// A system call of the current program op (send, recv, futex, sleep, exit).
+    Sys { phase: u8 },
+    /// `try_to_wake_up(p)` running on this CPU.
+    Ttwu { p: TaskId, phase: u8, target: u32, sync: bool, fork: bool },
+    /// `__schedule()`; `prev` is the task that called it.
+    Sched { phase: u8, prev: TaskId, next: TaskId, preempt: bool },
+    /// `sched_balance_newidle()`.
+    Newidle { phase: u8, level: u8, t0: Time, tl: Time, cost_sum: Time, pulled: bool },
+    /// One `load_balance()` pass pulling to `dst` at domain `level` of `dst`.
+    Lb { phase: u8, dst: u32, level: u8, idle: u8, src: u32, task: TaskId },
+    /// `sched_balance_domains()` for `cpu` (periodic balancing, or NOHZ balancing on behalf of it).
+    Periodic { phase: u8, cpu: u32, level: u8, idle: u8 },
+    /// `_nohz_idle_balance()`: walks idle CPUs, balancing for each.
+    NohzBalance { phase: u8, next: u32 },
+    /// An interrupt handler.
+    Irq { phase: u8 },
+    /// `flush_smp_call_function_queue()` incl. `sched_ttwu_pending()`.
+    Csd { phase: u8, n: u32 },
+    /// Bottom of an idle task's stack: `do_idle()`.
+    Idle { phase: u8 },
+    /// Spinning until `lock` is granted; pops when held.
+    Lock { lock: LockId, granted: bool },
+}
+
+/// What a frame handler asks of the executor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flow {
+    /// The CPU is occupied (a step or a lock wait is outstanding, or it idles).
+    Wait,
+    /// This frame is finished: pop it and resume the parent now.
+    Pop,
+    /// The stack changed (a frame was pushed, or the CPU switched tasks): resume the new top.
+    Again,
+}
+
+impl Sim {
+    #[inline]
+    pub(crate) fn curr(&self, cpu: usize) -> TaskId {
+        self.cpus[cpu].curr
+    }
+
+    #[inline]
+    pub(crate) fn top(&self, cpu: usize) -> Frame {
+        *self.tasks[self.cpus[cpu].curr as usize].stack.last().expect("empty kernel stack")
+    }
+
+    #[inline]
+    pub(crate) fn set_top(&mut self, cpu: usize, f: Frame) {
+        let t = self.cpus[cpu].curr as usize;
+        *self.tasks[t].stack.last_mut().expect("empty kernel stack") = f;
+    }
+
+    #[inline]
+    pub(crate) fn push(&mut self, cpu: usize, f: Frame) {
+        let t = self.cpus[cpu].curr as usize;
+        self.tasks[t].stack.push(f);
+        invariant!(self.tasks[t].stack.len() < 32, "kernel stack overflow on cpu {cpu}: {:?}", self.tasks[t].stack);
+    }
+
+    /// Replaces the top frame by `next_phase_frame` and pushes `child` above it.
+    #[inline]
+    pub(crate) fn call(&mut self, cpu: usize, resume_as: Frame, child: Frame) -> Flow {
+        self.set_top(cpu, resume_as);
+        self.push(cpu, child);
+        Flow::Again
+    }
+
+    /// Adds cost owed by `cpu` for work done inside an instantaneous state change (an IPI sent
+    /// from inside a handler, say); it is paid in the CPU's next step.
+    #[inline]
+    pub(crate) fn charge(&mut self, cpu: usize, cost: Time) {
+        self.cpus[cpu].debt += cost;
+    }
+
+    /// Occupies `cpu` with kernel work for `dur` (plus any debt), then resumes the top frame,
+    /// which the caller has set to the phase to resume at.
+    pub(crate) fn busy(&mut self, cpu: usize, dur: Time, resume_as: Frame) -> Flow {
+        self.set_top(cpu, resume_as);
+        let c = &mut self.cpus[cpu];
+        let d = dur + std::mem::take(&mut c.debt);
+        c.mode = Mode::Kernel;
+        c.gen = c.gen.wrapping_add(1);
+        c.step_end = self.q.now() + d;
+        c.busy_time += d;
+        let gen = c.gen;
+        self.q.push(self.q.now() + d, Ev::Step { cpu: cpu as u32, gen });
+        Flow::Wait
+    }
+
+    /// Whether an interrupt is pending and can be taken now.
+    #[inline]
+    fn irq_deliverable(&self, cpu: usize) -> bool {
+        let c = &self.cpus[cpu];
+        c.irqs_off == 0 && (c.pend_ipi || c.pend_tick || !c.pend_timers.is_empty())
+    }
+
+    /// Runs `cpu` until it is occupied: the heart of the executor.
+    pub(crate) fn resume(&mut self, cpu: usize) {
+        let mut guard = 0u32;
+        loop {
+            guard += 1;
+            invariant!(guard < 100_000, "cpu {cpu} spins without consuming time: {:?}", self.tasks[self.curr(cpu) as usize].stack);
+            if self.irq_deliverable(cpu) && !matches!(self.top(cpu), crate::exec::Frame::Idle { phase: 1 }) {
+                self.enter_irq(cpu);
+            }
+            let f = self.top(cpu);
+            let flow = match f {
+                Frame::User => self.user_frame(cpu),
+                Frame::Sys { phase } => self.sys_frame(cpu, phase),
+                Frame::Ttwu { .. } => self.ttwu_frame(cpu, f),
+                Frame::Sched { .. } => self.sched_frame(cpu, f),
+                Frame::Newidle { .. } => self.newidle_frame(cpu, f),
+                Frame::Lb { .. } => self.lb_frame(cpu, f),
+                Frame::Periodic { .. } => self.periodic_frame(cpu, f),
+                Frame::NohzBalance { .. } => self.nohz_balance_frame(cpu, f),
+                Frame::Irq { phase } => self.irq_frame(cpu, phase),
+                Frame::Csd { phase, n } => self.csd_frame(cpu, phase, n),
+                Frame::Idle { phase } => self.idle_frame(cpu, phase),
+                Frame::Lock { lock, granted } => self.lock_frame(cpu, lock, granted),
+            };
+            match flow {
+                Flow::Wait => return,
+                Flow::Again => {}
+                Flow::Pop => {
+                    let t = self.cpus[cpu].curr as usize;
+                    self.tasks[t].stack.pop();
+                    invariant!(!self.tasks[t].stack.is_empty(), "task {} ran off its stack", self.tasks[t].name);
+                }
+            }
+        }
+    }
+
+    /// Takes a pending interrupt now: user work is suspended, the handler frame is pushed.
+    fn enter_irq(&mut self, cpu: usize) {
+        let now = self.now();
+        if self.cpus[cpu].mode == Mode::User {
+            self.suspend_user(cpu);
+        }
+        let c = &mut self.cpus[cpu];
+        if c.pend_since < now {
+            self.wake.irq_deferred += 1;
+            self.wake.irq_defer_time += now - c.pend_since;
+        }
+        c.irqs_off += 1;
+        self.push(cpu, Frame::Irq { phase: 0 });
+    }
+
+    /// Records when the first of the currently pending interrupt sources arrived; call before
+    /// setting a pending flag.
+    pub(crate) fn note_irq_arrival(&mut self, cpu: usize) {
+        let now = self.now();
+        let c = &mut self.cpus[cpu];
+        if !(c.pend_ipi || c.pend_tick || !c.pend_timers.is_empty()) {
+            c.pend_since = now;
+        }
+    }
+
+    /// If the CPU can take a pending interrupt now, takes it.
+    pub(crate) fn raise_irq(&mut self, cpu: usize) {
+        let c = &self.cpus[cpu];
+        match c.mode {
+            // User code is interrupted at once; an idle CPU wakes; kernel steps finish first.
+            Mode::User if c.irqs_off == 0 => self.resume(cpu),
+            Mode::Idle => self.resume(cpu),
+            _ => {}
+        }
+    }
+
+    /// Event dispatch.
+    pub(crate) fn dispatch(&mut self, ev: Ev) {
+        match ev {
+            Ev::Step { cpu, gen } => {
+                let cpu = cpu as usize;
+                if self.cpus[cpu].gen != gen {
+                    return; // superseded (user work interrupted and rescheduled)
+                }
+                if self.cpus[cpu].mode == Mode::User {
+                    self.finish_user(cpu);
+                }
+                self.cpus[cpu].mode = Mode::Kernel;
+                self.resume(cpu);
+            }
+            Ev::Ipi { cpu } => {
+                self.note_irq_arrival(cpu as usize);
+                self.cpus[cpu as usize].pend_ipi = true;
+                self.raise_irq(cpu as usize);
+            }
+            Ev::PollWake { cpu } => {
+                // The flag write is visible: a polling idle CPU leaves its idle loop.
+                if self.cpus[cpu as usize].mode == Mode::Idle {
+                    self.resume(cpu as usize);
+                }
+            }
+            Ev::PollTimeout { cpu, gen } => {
+                let c = cpu as usize;
+                if self.cpus[c].gen == gen && self.cpus[c].mode == Mode::Idle {
+                    self.poll_timeout(c);
+                }
+            }
+            Ev::Tick { cpu } => self.tick_event(cpu as usize),
+            Ev::Timer { cpu, task } => {
+                self.note_irq_arrival(cpu as usize);
+                self.cpus[cpu as usize].pend_timers.push(task);
+                self.raise_irq(cpu as usize);
+            }
+            Ev::Spawn { task } => self.spawn(task),
+        }
+    }
+
+    /// The `Lock` frame: phase "not granted yet" tries to acquire; the grant resumes it.
+    fn lock_frame(&mut self, cpu: usize, lock: LockId, granted: bool) -> Flow {
+        if granted {
+            return Flow::Pop;
+        }
+        self.lock_acquire(cpu, lock)
+    }
+}

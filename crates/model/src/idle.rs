@@ -1,0 +1,109 @@
+//! The idle loop (`do_idle()`, kernel/sched/idle.c): governor state selection, polling vs
+//! C-states, the exit latency, the call-function flush, and `schedule_idle()`.
+//!
+//! Phases of `Frame::Idle`: 0 loop top, 1 in an idle state, 2 woken (after the exit latency),
+//! 4 schedule_idle, 5 back from schedule_idle.
+
+use crate::exec::{Ev, Flow, Frame};
+use crate::sim::Sim;
+use crate::state::Mode;
+use wakesim_machine::Arch;
+
+impl Sim {
+    /// Governor: the deepest state whose target residency fits the predicted idle length (menu
+    /// governor in spirit; prediction = EWMA of this CPU's recent idle periods, weight 1/8).
+    fn select_idle_state(&self, cpu: usize, at_least: usize) -> usize {
+        let pred = self.cpus[cpu].idle_predict;
+        let states = &self.c.idle_states;
+        let mut k = at_least.min(states.len() - 1);
+        for (i, s) in states.iter().enumerate().skip(at_least) {
+            if s.target_residency <= pred {
+                k = i;
+            }
+        }
+        k
+    }
+
+    fn enter_idle_state(&mut self, cpu: usize, k: usize) {
+        let now = self.now();
+        let st = &self.c.idle_states[k];
+        let polling = st.polling && self.m.arch == Arch::X86;
+        let poll_limit = (k == 0 && self.c.idle_states.len() > 1 && st.exit_latency == 0).then_some(self.c.poll_limit);
+        let c = &mut self.cpus[cpu];
+        c.mode = Mode::Idle;
+        c.idle_state = k;
+        c.polling = polling;
+        c.gen = c.gen.wrapping_add(1);
+        if let Some(limit) = poll_limit {
+            let gen = c.gen;
+            self.q.push(now + limit, Ev::PollTimeout { cpu: cpu as u32, gen });
+        }
+    }
+
+    pub(crate) fn idle_frame(&mut self, cpu: usize, phase: u8) -> Flow {
+        match phase {
+            0 => {
+                if !self.cpus[cpu].csd.is_empty() {
+                    return self.call(cpu, Frame::Idle { phase: 0 }, Frame::Csd { phase: 0, n: 0 });
+                }
+                if self.cpus[cpu].softirq_pending {
+                    return self.run_softirq(cpu, Frame::Idle { phase: 0 });
+                }
+                if self.cpus[cpu].need_resched {
+                    self.set_top(cpu, Frame::Idle { phase: 4 });
+                    return Flow::Again;
+                }
+                let now = self.now();
+                self.cpus[cpu].idle_enter = now;
+                self.nohz_enter_idle(cpu);
+                let k = self.select_idle_state(cpu, 0);
+                self.enter_idle_state(cpu, k);
+                self.set_top(cpu, Frame::Idle { phase: 1 });
+                Flow::Wait
+            }
+            1 => {
+                let c = &self.cpus[cpu];
+                let irq = c.pend_ipi || c.pend_tick || !c.pend_timers.is_empty();
+                if !(c.need_resched || irq) {
+                    return Flow::Wait; // spurious
+                }
+                let now = self.now();
+                let observed = now - c.idle_enter;
+                let lat = self.c.idle_states[c.idle_state].exit_latency;
+                let c = &mut self.cpus[cpu];
+                c.idle_predict = (7 * c.idle_predict + observed) / 8;
+                c.polling = false;
+                self.wake.cost_idle_exit += lat;
+                self.nohz_exit_idle(cpu);
+                self.busy(cpu, lat, Frame::Idle { phase: 2 })
+            }
+            2 => {
+                // Pending interrupts were taken by the executor before we got here.
+                if !self.cpus[cpu].csd.is_empty() {
+                    return self.call(cpu, Frame::Idle { phase: 2 }, Frame::Csd { phase: 0, n: 0 });
+                }
+                if self.cpus[cpu].softirq_pending {
+                    return self.run_softirq(cpu, Frame::Idle { phase: 2 });
+                }
+                self.set_top(cpu, Frame::Idle { phase: if self.cpus[cpu].need_resched { 4 } else { 0 } });
+                Flow::Again
+            }
+            4 => {
+                let idle = self.cpus[cpu].idle_task;
+                self.cpus[cpu].kicked_without_task = self.cpus[cpu].nr_running == 0;
+                self.call(cpu, Frame::Idle { phase: 5 }, Self::schedule_frame(idle, false))
+            }
+            5 => {
+                self.set_top(cpu, Frame::Idle { phase: 0 });
+                Flow::Again
+            }
+            _ => unreachable!("idle phase {phase}"),
+        }
+    }
+
+    /// The POLL state's time limit expired: re-select among the non-polling-loop states.
+    pub(crate) fn poll_timeout(&mut self, cpu: usize) {
+        let k = self.select_idle_state(cpu, 1);
+        self.enter_idle_state(cpu, k);
+    }
+}

@@ -1,0 +1,114 @@
+//! Newly-idle balancing: `sched_balance_newidle()` (kernel/sched/fair.c, v6.6 form), called from
+//! `pick_next_task_fair()` with the rq lock held and interrupts off. It gates on the root-domain
+//! overload flag and on `avg_idle` against the lowest domain's `max_newidle_lb_cost`, drops the rq
+//! lock, walks the domains bottom-up while the accumulated cost fits in `avg_idle`, and feeds
+//! the measured wall time of each level back into `max_newidle_lb_cost` (decaying max, 1 %/s).
+//!
+//! Phases of `Frame::Newidle`: 0 entry, 1 level loop, 2 after a level, 8 relock, 9 done.
+
+use crate::balance::IDLE_NEWLY;
+use crate::exec::{Flow, Frame};
+use crate::locks::LockId;
+use crate::sim::Sim;
+use wakesim_engine::Time;
+use wakesim_machine::SdFlags;
+
+impl Sim {
+    /// `update_newidle_cost()`: returns whether the max decayed.
+    pub(crate) fn update_newidle_cost(&mut self, cpu: usize, level: usize, cost: Time) -> bool {
+        let j = self.jiffies();
+        let hz = self.t.hz;
+        let d = &mut self.doms[cpu][level];
+        if cost > d.max_newidle_lb_cost {
+            d.max_newidle_lb_cost = cost;
+            d.last_decay_max_lb_cost = j;
+        } else if j > d.last_decay_max_lb_cost + hz {
+            d.max_newidle_lb_cost = d.max_newidle_lb_cost * 253 / 256;
+            d.last_decay_max_lb_cost = j;
+            return true;
+        }
+        false
+    }
+
+    pub(crate) fn newidle_frame(&mut self, cpu: usize, f: Frame) -> Flow {
+        let Frame::Newidle { phase, level, t0, tl, cost_sum, pulled } = f else { unreachable!() };
+        let fr = |phase: u8, level: u8, tl: Time, cost_sum: Time, pulled: bool| Frame::Newidle { phase, level, t0, tl, cost_sum, pulled };
+        match phase {
+            0 => {
+                self.newidle.entered += 1;
+                if self.cpus[cpu].kicked_without_task && self.tasks[self.curr(cpu) as usize].is_idle {
+                    self.newidle.from_idle_no_task += 1;
+                }
+                if self.cpus[cpu].ttwu_pending {
+                    return Flow::Pop;
+                }
+                let now = self.now();
+                self.cpus[cpu].idle_stamp = now.max(1);
+                let nlev = self.m.domains[cpu].len();
+                let gate_cost = if nlev > 0 { self.doms[cpu][0].max_newidle_lb_cost } else { 0 };
+                if nlev == 0 || !self.rd_overloaded || (self.f.NEWIDLE_COST_GATE && self.cpus[cpu].avg_idle < gate_cost) {
+                    self.newidle.gated += 1;
+                    return Flow::Pop;
+                }
+                // raw_spin_rq_unlock(): other CPUs may enqueue here now; interrupts stay off.
+                self.lock_release(cpu, LockId::Rq(cpu as u32));
+                self.cpus[cpu].irqs_off += 1;
+                let cost = self.c.update_blocked;
+                self.set_top(cpu, Frame::Newidle { phase: 1, level: 0, t0: now, tl: now, cost_sum: 0, pulled: false });
+                self.busy(cpu, cost, Frame::Newidle { phase: 1, level: 0, t0: now, tl: now, cost_sum: 0, pulled: false })
+            }
+            1 => {
+                let l = level as usize;
+                if l >= self.m.domains[cpu].len() || self.cpus[cpu].avg_idle < cost_sum + self.doms[cpu][l].max_newidle_lb_cost {
+                    self.set_top(cpu, fr(8, level, tl, cost_sum, pulled));
+                    return Flow::Again;
+                }
+                if !self.m.domains[cpu][l].has(SdFlags::BALANCE_NEWIDLE) {
+                    self.set_top(cpu, fr(1, level + 1, tl, cost_sum, pulled));
+                    return Flow::Again;
+                }
+                let now = self.now();
+                let lb = Frame::Lb { phase: 0, dst: cpu as u32, level, idle: IDLE_NEWLY, src: 0, task: 0 };
+                self.call(cpu, fr(2, level, now, cost_sum, pulled), lb)
+            }
+            2 => {
+                let l = level as usize;
+                let c = self.now() - tl;
+                self.update_newidle_cost(cpu, l, c);
+                if let Some(s) = self.newidle.levels.get_mut(l) {
+                    s.calls += 1;
+                    s.cost += c;
+                }
+                let moved = self.cpus[cpu].lb_moved > 0;
+                if moved {
+                    if let Some(s) = self.newidle.levels.get_mut(l) {
+                        s.pulled += 1;
+                    }
+                }
+                let pulled = pulled || moved;
+                let cost_sum = cost_sum + c;
+                let rq = &self.cpus[cpu];
+                let stop = pulled || rq.nr_running > 0 || rq.ttwu_pending;
+                self.set_top(cpu, fr(if stop { 8 } else { 1 }, level + 1, tl, cost_sum, pulled));
+                Flow::Again
+            }
+            8 => {
+                self.cpus[cpu].irqs_off -= 1;
+                self.call(cpu, fr(9, level, tl, cost_sum, pulled), Frame::Lock { lock: LockId::Rq(cpu as u32), granted: false })
+            }
+            9 => {
+                let now = self.now();
+                let rq = &mut self.cpus[cpu];
+                if cost_sum > rq.max_idle_balance_cost {
+                    rq.max_idle_balance_cost = cost_sum;
+                }
+                if pulled || rq.cfs.nr_running() > 0 {
+                    rq.idle_stamp = 0;
+                }
+                self.wake.cost_newidle += now - t0;
+                Flow::Pop
+            }
+            _ => unreachable!("newidle phase {phase}"),
+        }
+    }
+}

@@ -1,0 +1,156 @@
+//! `__schedule()` and `pick_next_task_fair()` (kernel/sched/core.c, fair.c): deactivate a
+//! blocking task, pick the EEVDF choice, run newly-idle balancing when nothing is runnable, and
+//! switch context. Interrupts are off from entry to the end of the switch; the rq lock is held
+//! except while newidle balancing has dropped it.
+//!
+//! Phases of `Frame::Sched`: 0 entry, 1 rq locked, 2 after newidle, 3 picked, 4 switch done,
+//! 5 resumed after being switched back in.
+
+use crate::exec::{Flow, Frame};
+use crate::locks::LockId;
+use crate::sim::Sim;
+use crate::state::{Mode, TState, TaskId, NO_TASK};
+use wakesim_engine::invariant;
+
+impl Sim {
+    pub(crate) fn schedule_frame(prev: TaskId, preempt: bool) -> Frame {
+        Frame::Sched { phase: 0, prev, next: NO_TASK, preempt }
+    }
+
+    pub(crate) fn sched_frame(&mut self, cpu: usize, f: Frame) -> Flow {
+        let Frame::Sched { phase, prev, next, preempt } = f else { unreachable!() };
+        let fr = |phase: u8, next: TaskId| Frame::Sched { phase, prev, next, preempt };
+        match phase {
+            0 => {
+                self.cpus[cpu].irqs_off += 1;
+                self.call(cpu, fr(1, NO_TASK), Frame::Lock { lock: LockId::Rq(cpu as u32), granted: false })
+            }
+            1 => {
+                self.sched[cpu].sched_count += 1;
+                let mut cost = self.c.pick;
+                let p = &self.tasks[prev as usize];
+                if !p.is_idle && p.state != TState::Runnable && self.cpus[cpu].cfs.curr == prev && self.cpus[cpu].cfs.curr_on_rq {
+                    self.deactivate_curr(cpu);
+                    cost += self.c.dequeue;
+                }
+                if !self.tasks[prev as usize].is_idle && self.cpus[cpu].cfs.curr == prev && self.cpus[cpu].cfs.curr_on_rq {
+                    let now = self.now();
+                    if self.cpus[cpu].cfs.update_curr(&mut self.tasks, now) {
+                        // deadline passed: handled by the pick below
+                    }
+                }
+                if self.cpus[cpu].cfs.nr_running() == 0 {
+                    // pick_next_task_fair() found nothing: sched_balance_newidle().
+                    self.charge(cpu, cost);
+                    let ni = Frame::Newidle { phase: 0, level: 0, t0: 0, tl: 0, cost_sum: 0, pulled: false };
+                    return self.call(cpu, fr(2, NO_TASK), ni);
+                }
+                self.busy(cpu, cost, fr(3, NO_TASK))
+            }
+            2 => {
+                self.set_top(cpu, fr(3, NO_TASK));
+                Flow::Again
+            }
+            3 => {
+                let nxt = self.pick_next(cpu, prev);
+                if nxt == prev {
+                    self.cpus[cpu].need_resched = false;
+                    self.lock_release(cpu, LockId::Rq(cpu as u32));
+                    self.cpus[cpu].irqs_off -= 1;
+                    return Flow::Pop;
+                }
+                let mut cost = self.c.context_switch;
+                if self.tasks[prev as usize].mm != self.tasks[nxt as usize].mm && !self.tasks[nxt as usize].is_idle {
+                    cost += self.c.context_switch_mm;
+                }
+                let pen = std::mem::take(&mut self.tasks[nxt as usize].migrate_penalty);
+                self.wake.cost_migration += pen;
+                self.busy(cpu, cost + pen, fr(4, nxt))
+            }
+            4 => {
+                self.finish_switch(cpu, prev, next);
+                Flow::Again
+            }
+            5 => Flow::Pop,
+            _ => unreachable!("sched phase {phase}"),
+        }
+    }
+
+    /// `pick_next_task_fair()` with `put_prev_entity()` / `set_next_entity()`; the idle task if
+    /// nothing is runnable.
+    fn pick_next(&mut self, cpu: usize, prev: TaskId) -> TaskId {
+        let now = self.now();
+        let f = self.f;
+        let c = &mut self.cpus[cpu];
+        if c.cfs.nr_running() == 0 {
+            c.cfs.curr = NO_TASK;
+            c.cfs.curr_on_rq = false;
+            return c.idle_task;
+        }
+        let next = c.cfs.pick_eevdf(&self.tasks, &f);
+        if next == prev && c.cfs.curr == prev && c.cfs.curr_on_rq {
+            return prev;
+        }
+        if c.cfs.curr != NO_TASK {
+            if c.cfs.curr_on_rq {
+                let pc = c.cfs.curr;
+                c.cfs.put_prev(&self.tasks, pc);
+                self.tasks[pc as usize].enqueued_at = now;
+            } else {
+                c.cfs.curr = NO_TASK;
+            }
+        }
+        let c = &mut self.cpus[cpu];
+        c.cfs.set_next(&mut self.tasks, next, now);
+        next
+    }
+
+    /// `finish_task_switch()`: the CPU now runs `next`; release the rq lock, enable interrupts.
+    fn finish_switch(&mut self, cpu: usize, prev: TaskId, next: TaskId) {
+        let now = self.now();
+        // prev's frame resumes at phase 5 when it is switched back in.
+        self.set_top(cpu, Frame::Sched { phase: 5, prev, next, preempt: false });
+        let was_idle = self.tasks[prev as usize].is_idle;
+        {
+            let p = &mut self.tasks[prev as usize];
+            p.on_cpu = false;
+            if !p.is_idle {
+                self.sched[cpu].rq_cpu_time += now - p.switched_in;
+            }
+        }
+        let n = &mut self.tasks[next as usize];
+        n.on_cpu = true;
+        n.switched_in = now;
+        n.counters.nr_switches += 1;
+        let is_idle = n.is_idle;
+        if !is_idle {
+            let delay = now - n.enqueued_at;
+            n.counters.wait_time += delay;
+            self.sched[cpu].run_delay += delay;
+            self.run_delay.record(delay);
+            self.sched[cpu].pcount += 1;
+            if n.wake_start > 0 {
+                self.wakeup_lat.record(now - n.wake_start);
+                n.wake_start = 0;
+            }
+            n.recent_used_cpu = cpu as u32;
+        }
+        invariant!(n.cpu as usize == cpu || is_idle, "task {} runs on cpu {cpu} but task_cpu is {}", n.name, n.cpu);
+        let c = &mut self.cpus[cpu];
+        c.curr = next;
+        c.need_resched = false;
+        if self.tasks[prev as usize].state == TState::Dead {
+            self.tasks[prev as usize].stack.clear();
+        }
+        self.lock_release(cpu, LockId::Rq(cpu as u32));
+        self.cpus[cpu].irqs_off -= 1;
+        self.cpus[cpu].mode = Mode::Kernel;
+        if is_idle {
+            self.sched[cpu].sched_goidle += 1;
+            self.update_idle_core(cpu);
+        }
+        if is_idle != was_idle {
+            self.smt_changed(cpu);
+        }
+    }
+}

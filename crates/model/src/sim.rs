@@ -1,0 +1,294 @@
+//! `Sim`: the whole simulated system, and its construction from a machine, a cost profile,
+//! features and a workload.
+
+use crate::eevdf::CfsRq;
+use crate::exec::{Ev, Frame};
+use crate::features::Features;
+use crate::locks::SpinLock;
+use crate::pelt::SchedAvg;
+use crate::state::*;
+use crate::tunables::{nice_to_weight, Tunables};
+use std::collections::VecDeque;
+use wakesim_costs::CostProfile;
+use wakesim_engine::{stream_id, EventQueue, RngStream, Time};
+use wakesim_machine::{CpuSet, Machine};
+use wakesim_stats::{CpuSchedstat, DomainSchedstat, LatencyHist, NewidleLevel, NewidleStats, WakeStats};
+use wakesim_workloads::{ChanKind, MarkRecord, Program, Workload};
+
+/// Everything one run needs besides the workload.
+#[derive(Clone)]
+pub struct Config {
+    pub machine: Machine,
+    pub costs: CostProfile,
+    pub features: Features,
+    pub seed: u64,
+    /// Stop the run at this simulated time even if the workload has not finished.
+    pub duration_cap: Time,
+}
+
+pub struct Sim {
+    pub m: Machine,
+    pub c: CostProfile,
+    pub f: Features,
+    pub t: Tunables,
+    pub q: EventQueue<Ev>,
+    pub tasks: Vec<Task>,
+    pub cpus: Vec<Cpu>,
+    pub doms: Vec<Vec<DomState>>,
+    pub llcs: Vec<LlcShared>,
+    pub chans: Vec<Chan>,
+    pub futexes: Vec<Futex>,
+    pub programs: Vec<Program>,
+    /// Root-domain overload flag (`rd->overloaded`): some CPU has more than one runnable task.
+    pub rd_overloaded: bool,
+    pub nohz: Nohz,
+    /// Task group `load_avg` cache line: last writer and when it is free again.
+    pub tg_line_owner: u32,
+    pub tg_line_free: Time,
+    // statistics
+    pub sched: Vec<CpuSchedstat>,
+    pub dstat: Vec<Vec<DomainSchedstat>>,
+    pub wake: WakeStats,
+    pub newidle: NewidleStats,
+    pub wakeup_lat: LatencyHist,
+    pub run_delay: LatencyHist,
+    pub marks: Vec<MarkRecord>,
+    pub live_tasks: u32,
+    pub first_task: TaskId,
+    pub seed: u64,
+    pub cap: Time,
+    pub capped: bool,
+}
+
+impl Sim {
+    pub fn new(cfg: Config, wl: &Workload) -> Result<Sim, String> {
+        let m = cfg.machine;
+        let n = m.nr_cpus();
+        let t = Tunables::for_cpus(n);
+        // LLC index per CPU.
+        let mut llc_ids: Vec<u32> = m.llc_id.clone();
+        llc_ids.sort_unstable();
+        llc_ids.dedup();
+        let llcs: Vec<LlcShared> = llc_ids
+            .iter()
+            .map(|&id| {
+                let span = m.llc_span[id as usize];
+                LlcShared {
+                    span,
+                    has_idle_cores: false,
+                    nr_idle_scan: span.weight() as u32,
+                    nr_busy_cpus: 0,
+                    line_owner: id,
+                }
+            })
+            .collect();
+        let mut cpus = Vec::with_capacity(n);
+        let mut tasks = Vec::with_capacity(n + wl.tasks.len());
+        for c in 0..n {
+            let llc = llc_ids.binary_search(&m.llc_id[c]).unwrap() as u32;
+            tasks.push(new_task(format!("swapper/{c}"), true, 0, CpuSet::from_cpus([c]), c as u32, 1024, 0, 0, cfg.seed, c as u64, &t));
+            tasks[c].stack.push(Frame::Idle { phase: 0 });
+            tasks[c].on_cpu = true;
+            cpus.push(Cpu {
+                mode: Mode::Idle,
+                gen: 0,
+                step_end: 0,
+                irqs_off: 0,
+                pend_ipi: false,
+                pend_tick: false,
+                pend_timers: Vec::new(),
+                pend_since: 0,
+                softirq_pending: false,
+                nohz_balance_pending: false,
+                debt: 0,
+                user_start: 0,
+                user_speed: 1.0,
+                need_resched: false,
+                idle_state: 0,
+                polling: false,
+                idle_enter: 0,
+                idle_predict: 0,
+                tick_armed: false,
+                curr: c as TaskId,
+                idle_task: c as TaskId,
+                nr_running: 0,
+                cfs: CfsRq::new(),
+                lock: SpinLock::new(c as u32),
+                ttwu_pending: false,
+                csd: VecDeque::new(),
+                idle_stamp: 0,
+                // rq->avg_idle = 2*sysctl_sched_migration_cost; max_idle_balance_cost = migration_cost (sched_init).
+                avg_idle: 2 * t.migration_cost,
+                max_idle_balance_cost: t.migration_cost,
+                next_balance: 0,
+                capacity: crate::tunables::CAPACITY,
+                nohz_idle: false,
+                kicked_without_task: false,
+                lb_moved: 0,
+                lb_continue: true,
+                llc,
+                busy_time: 0,
+            });
+        }
+        // Per-domain mutable state, with the precomputed cost of reading every rq in the span.
+        let doms = (0..n)
+            .map(|c| {
+                m.domains[c]
+                    .iter()
+                    .map(|sd| DomState {
+                        balance_interval_ms: sd.min_interval_ms as u64,
+                        scan_cost: sd.span.iter().map(|o| cfg.costs.line.get(m.dist(c, o))).sum::<u64>()
+                            + sd.span_weight as u64 * cfg.costs.lb_stats_per_cpu,
+                        ..Default::default()
+                    })
+                    .collect()
+            })
+            .collect();
+        let dstat = (0..n).map(|c| vec![DomainSchedstat::default(); m.domains[c].len()]).collect();
+        let max_levels = m.domains.iter().map(|d| d.len()).max().unwrap_or(0);
+        let levels = (0..max_levels)
+            .map(|i| NewidleLevel {
+                name: m.domains.iter().find_map(|d| d.get(i)).map(|sd| sd.level.name()).unwrap_or_default(),
+                ..Default::default()
+            })
+            .collect();
+
+        // Workload tasks.
+        let all = CpuSet::range(0, n);
+        let mut programs = Vec::with_capacity(wl.tasks.len());
+        let first_task = tasks.len() as TaskId;
+        for (i, ts) in wl.tasks.iter().enumerate() {
+            let allowed = ts.allowed.map(|a| a.and(&all)).unwrap_or(all);
+            if allowed.is_empty() {
+                return Err(format!("task '{}' may run on no CPU of machine '{}'", ts.name, m.name));
+            }
+            programs.push(ts.program.clone());
+            let start = ts.start_cpu.unwrap_or(u32::MAX);
+            if start != u32::MAX && !allowed.contains(start as usize) {
+                return Err(format!("task '{}' starts on CPU {} outside its allowed CPUs", ts.name, start));
+            }
+            let mut task = new_task(
+                ts.name.clone(),
+                false,
+                i as u32,
+                allowed,
+                if start == u32::MAX { 0 } else { start },
+                nice_to_weight(ts.nice) as u64,
+                ts.mm,
+                ts.group,
+                cfg.seed,
+                i as u64,
+                &t,
+            );
+            task.state = TState::Sleeping;
+            task.stack.push(Frame::User);
+            tasks.push(task);
+        }
+        let chans = wl
+            .channels
+            .iter()
+            .map(|ch| Chan {
+                capacity: ch.capacity,
+                sync: true,
+                softirq_wake: matches!(ch.kind, ChanKind::TcpLoopback | ChanKind::UdpLoopback),
+                ..Default::default()
+            })
+            .collect();
+        let futexes = (0..wl.futexes).map(|_| Futex::default()).collect();
+        let nt = wl.tasks.len() as u32;
+        Ok(Sim {
+            t,
+            q: EventQueue::with_capacity(4 * n + 64),
+            tasks,
+            cpus,
+            doms,
+            llcs,
+            chans,
+            futexes,
+            programs,
+            rd_overloaded: false,
+            nohz: Nohz::default(),
+            tg_line_owner: 0,
+            tg_line_free: 0,
+            sched: vec![CpuSchedstat::default(); n],
+            dstat,
+            wake: WakeStats::default(),
+            newidle: NewidleStats { levels, ..Default::default() },
+            wakeup_lat: LatencyHist::new(),
+            run_delay: LatencyHist::new(),
+            marks: Vec::new(),
+            live_tasks: nt,
+            first_task,
+            seed: cfg.seed,
+            cap: cfg.duration_cap,
+            capped: false,
+            c: cfg.costs,
+            f: cfg.features,
+            m,
+        })
+    }
+
+    pub fn nr_cpus(&self) -> usize {
+        self.cpus.len()
+    }
+
+    pub fn now(&self) -> Time {
+        self.q.now()
+    }
+
+    pub fn jiffies(&self) -> u64 {
+        self.t.jiffies(self.now())
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn new_task(
+    name: String,
+    is_idle: bool,
+    prog: u32,
+    allowed: CpuSet,
+    cpu: u32,
+    weight: u64,
+    mm: u32,
+    group: u32,
+    seed: u64,
+    n: u64,
+    t: &Tunables,
+) -> Task {
+    Task {
+        name,
+        is_idle,
+        prog,
+        pc: 0,
+        loops: Vec::new(),
+        state: TState::Runnable,
+        on_rq: false,
+        on_cpu: false,
+        migrating: false,
+        cpu,
+        recent_used_cpu: cpu,
+        nr_cpus_allowed: allowed.weight() as u32,
+        allowed,
+        weight,
+        mm,
+        group,
+        se: crate::state::Entity { slice: t.base_slice as i64, ..Default::default() },
+        avg: SchedAvg::new(0),
+        util_est: 0,
+        last_wakee: NO_TASK,
+        wakee_flips: 0,
+        wakee_flip_decay_ts: 0,
+        stack: Vec::with_capacity(8),
+        compute_left: 0,
+        migrate_penalty: 0,
+        remote_wakeup: false,
+        wake_start: 0,
+        enqueued_at: 0,
+        rng: RngStream::new(seed, stream_id(if is_idle { "idle" } else { "task" }), n),
+        counters: Default::default(),
+        exit_time: None,
+        switched_in: 0,
+        sys_wake: NO_TASK,
+        sys_wake_left: 0,
+    }
+}

@@ -1,0 +1,207 @@
+//! `select_idle_sibling()` and the LLC idle scan (kernel/sched/fair.c, v6.6): target, prev and
+//! recent_used_cpu shortcuts, `select_idle_smt()`, `select_idle_cpu()` with `select_idle_core()`,
+//! the SIS_UTIL scan depth (`nr_idle_scan`, written by `update_idle_cpu_scan()`) and the
+//! `has_idle_cores` hint (`__update_idle_core()`).
+//!
+//! Every CPU probed costs the waker a read of that CPU's rq line (by distance) plus the
+//! per-probe overhead, charged on the waker's CPU.
+
+use crate::sim::Sim;
+use crate::state::TaskId;
+use wakesim_engine::Time;
+use wakesim_machine::CpuSet;
+use wakesim_stats::SisOutcome;
+
+impl Sim {
+    /// Cost of probing CPU `c` from `from` (remote rq line read + probe work).
+    #[inline]
+    fn probe_cost(&self, from: usize, c: usize) -> Time {
+        self.c.sis_probe + self.c.line.get(self.m.dist(from, c))
+    }
+
+    fn sis_done(&mut self, o: SisOutcome, cpu: usize, cost: Time) -> (usize, Time) {
+        self.wake.sis_outcome[o as usize] += 1;
+        (cpu, cost)
+    }
+
+    /// `select_idle_sibling(p, prev, target)`, run on `this`; returns (cpu, scan cost).
+    pub(crate) fn select_idle_sibling(&mut self, this: usize, p: TaskId, prev: usize, target: usize) -> (usize, Time) {
+        let mut cost = self.probe_cost(this, target);
+        if self.available_idle(target) {
+            return self.sis_done(SisOutcome::Target, target, cost);
+        }
+        let allowed = self.tasks[p as usize].allowed;
+        if prev != target && self.m.share_cache(prev, target) {
+            cost += self.probe_cost(this, prev);
+            if self.available_idle(prev) {
+                return self.sis_done(SisOutcome::Prev, prev, cost);
+            }
+        }
+        // (3) per-CPU kthread stacking does not arise: workloads have no kthreads.
+        let recent = self.tasks[p as usize].recent_used_cpu as usize;
+        self.tasks[p as usize].recent_used_cpu = prev as u32;
+        if recent != prev && recent != target && self.m.share_cache(recent, target) && allowed.contains(recent) {
+            cost += self.probe_cost(this, recent);
+            if self.available_idle(recent) {
+                return self.sis_done(SisOutcome::Recent, recent, cost);
+            }
+        }
+        let llc = self.cpus[target].llc as usize;
+        let mut has_idle_core = false;
+        if self.m.topo.smt_active() {
+            cost += self.c.line.get(self.m.dist(this, self.llcs[llc].line_owner as usize));
+            has_idle_core = self.llcs[llc].has_idle_cores;
+            if !has_idle_core && self.m.share_cache(prev, target) {
+                // select_idle_smt(p, sd, prev)
+                let sibs = self.m.topo.smt_mask[prev];
+                for s in sibs.iter() {
+                    if s == prev || !allowed.contains(s) || !self.m.llc_span[target].contains(s) {
+                        continue;
+                    }
+                    cost += self.probe_cost(this, s);
+                    if self.available_idle(s) {
+                        return self.sis_done(SisOutcome::SmtSibling, s, cost);
+                    }
+                }
+            }
+        }
+        let (i, scan) = self.select_idle_cpu(this, p, has_idle_core, target);
+        cost += scan;
+        if let Some((c, o)) = i {
+            return self.sis_done(o, c, cost);
+        }
+        self.sis_done(SisOutcome::Fallback, target, cost)
+    }
+
+    /// `select_idle_cpu()` + `select_idle_core()`: scans the target's LLC from `target + 1`,
+    /// wrapping; full scan for an idle core when the hint says one exists, otherwise at most
+    /// `nr_idle_scan` CPUs (SIS_UTIL). Returns the CPU found and the scan's cost.
+    fn select_idle_cpu(&mut self, this: usize, p: TaskId, has_idle_core: bool, target: usize) -> (Option<(usize, SisOutcome)>, Time) {
+        let llc = self.cpus[target].llc as usize;
+        let mut cpus: CpuSet = self.m.llc_span[target].and(&self.tasks[p as usize].allowed);
+        let mut nr: i64 = i64::MAX;
+        let mut cost: Time = 0;
+        if self.f.SIS_UTIL {
+            nr = self.llcs[llc].nr_idle_scan as i64 + 1;
+            if nr == 1 {
+                return (None, cost);
+            }
+        }
+        self.wake.sis_scans += 1;
+        let mut idle_cpu: Option<usize> = None;
+        let mut probes = 0u64;
+        let mut found: Option<(usize, SisOutcome)> = None;
+        let start = target + 1;
+        let scan = cpus;
+        for c in scan.iter_wrap(start) {
+            if !cpus.contains(c) {
+                continue; // removed as part of an already examined core
+            }
+            if has_idle_core {
+                // select_idle_core(): every sibling must be idle.
+                let mut all_idle = true;
+                for s in self.m.topo.smt_mask[c].iter() {
+                    probes += 1;
+                    cost += self.probe_cost(this, s);
+                    if !self.available_idle(s) {
+                        all_idle = false;
+                        if idle_cpu.is_some() {
+                            break;
+                        }
+                        continue;
+                    }
+                    if idle_cpu.is_none() && cpus.contains(s) {
+                        idle_cpu = Some(s);
+                    }
+                }
+                if all_idle {
+                    found = Some((c, SisOutcome::IdleCore));
+                    break;
+                }
+                cpus = cpus.and_not(&self.m.topo.smt_mask[c]);
+            } else {
+                nr -= 1;
+                if nr <= 0 {
+                    break;
+                }
+                probes += 1;
+                cost += self.probe_cost(this, c);
+                if self.available_idle(c) {
+                    found = Some((c, SisOutcome::IdleCpu));
+                    break;
+                }
+            }
+        }
+        if has_idle_core && found.is_none() {
+            // The hint was wrong: clear it (a write to the LLC-shared line).
+            self.llcs[llc].has_idle_cores = false;
+            cost += self.c.line.get(self.m.dist(this, self.llcs[llc].line_owner as usize));
+            self.llcs[llc].line_owner = this as u32;
+            if let Some(c) = idle_cpu {
+                found = Some((c, SisOutcome::IdleCpu));
+            }
+        }
+        self.wake.sis_probes += probes;
+        if found.is_some() {
+            self.wake.sis_found += 1;
+        }
+        (found, cost)
+    }
+
+    /// `__update_idle_core()`: when `cpu` switches to idle and all its SMT siblings are idle,
+    /// set the LLC's has_idle_cores hint (a write to the LLC-shared line if it changes).
+    pub(crate) fn update_idle_core(&mut self, cpu: usize) {
+        if !self.m.topo.smt_active() {
+            return;
+        }
+        let llc = self.cpus[cpu].llc as usize;
+        if self.llcs[llc].has_idle_cores {
+            return;
+        }
+        let all = self.m.topo.smt_mask[cpu].iter().all(|s| s == cpu || self.available_idle(s));
+        if all {
+            let owner = self.llcs[llc].line_owner as usize;
+            let c = self.c.line.get(self.m.dist(cpu, owner));
+            self.charge(cpu, c);
+            self.llcs[llc].has_idle_cores = true;
+            self.llcs[llc].line_owner = cpu as u32;
+        }
+    }
+
+    /// `update_idle_cpu_scan()`: SIS_UTIL depth from the LLC's summed utilisation, computed at
+    /// the periodic (not newidle) balance of the domain whose span is the LLC.
+    pub(crate) fn update_idle_cpu_scan(&mut self, cpu: usize, level: usize) {
+        if !self.f.SIS_UTIL {
+            return;
+        }
+        let sd = &self.m.domains[cpu][level];
+        let w = self.m.llc_size[cpu] as u64;
+        if sd.span_weight as u64 != w {
+            return;
+        }
+        let sum_util: u64 = sd.span.iter().map(|c| self.cpu_util(c)).sum();
+        let x = sum_util / w;
+        let pct = sd.imbalance_pct as u64;
+        let t = (x * x * pct * pct / 10000 / 1024).min(1024);
+        let y = 1024 - t;
+        let nr = (y * w / 1024) as u32;
+        let llc = self.cpus[cpu].llc as usize;
+        if self.llcs[llc].nr_idle_scan != nr {
+            let owner = self.llcs[llc].line_owner as usize;
+            let c = self.c.line.get(self.m.dist(cpu, owner));
+            self.charge(cpu, c);
+            self.llcs[llc].nr_idle_scan = nr;
+            self.llcs[llc].line_owner = cpu as u32;
+        }
+    }
+
+    /// `cpu_util_cfs()`: max(util_avg, util_est) capped at capacity.
+    pub(crate) fn cpu_util(&self, c: usize) -> u64 {
+        let cfs = &self.cpus[c].cfs;
+        let mut u = cfs.avg.util_avg;
+        if self.f.UTIL_EST {
+            u = u.max(cfs.util_est);
+        }
+        u.min(self.cpus[c].capacity)
+    }
+}

@@ -1,0 +1,235 @@
+//! The simulated kernel state: tasks, per-CPU runqueues and executors, domains, LLC-shared data.
+//! Arenas indexed by small integers; no allocation per event once warmed up.
+
+use crate::eevdf::CfsRq;
+use crate::exec::Frame;
+use crate::locks::SpinLock;
+use crate::pelt::SchedAvg;
+use std::collections::VecDeque;
+use wakesim_engine::{RngStream, Time};
+use wakesim_machine::CpuSet;
+
+pub type TaskId = u32;
+pub const NO_TASK: TaskId = u32::MAX;
+pub const NO_CPU: u32 = u32::MAX;
+
+/// `p->__state`, reduced to what the wakeup path distinguishes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TState {
+    /// TASK_RUNNING: running or runnable (or being migrated).
+    Runnable,
+    /// TASK_INTERRUPTIBLE: blocked, waiting for a wakeup.
+    Sleeping,
+    /// TASK_WAKING: a waker is placing it (select_task_rq to enqueue).
+    Waking,
+    /// Exited (TASK_DEAD).
+    Dead,
+}
+
+/// A `sched_entity` (EEVDF quantities in virtual ns).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Entity {
+    pub vruntime: i64,
+    pub deadline: i64,
+    pub slice: i64,
+    pub vlag: i64,
+    /// Deadline stashed at pick time for RUN_TO_PARITY ("protect_slice").
+    pub protect_deadline: Option<i64>,
+    pub exec_start: Time,
+    pub sum_exec_runtime: Time,
+}
+
+/// Per-task statistics (`/proc/<pid>/sched` subset).
+#[derive(Clone, Debug, Default)]
+pub struct TaskCounters {
+    pub nr_wakeups: u64,
+    pub nr_migrations: u64,
+    pub nr_switches: u64,
+    pub wait_time: Time,
+}
+
+pub struct Task {
+    pub name: String,
+    /// The idle task ("swapper/N") of CPU N.
+    pub is_idle: bool,
+    /// Index of the task's program in `Sim::programs` (unused for idle tasks).
+    pub prog: u32,
+    pub pc: u32,
+    /// Remaining iterations of each active loop, innermost last.
+    pub loops: Vec<u64>,
+    pub state: TState,
+    pub on_rq: bool,
+    pub on_cpu: bool,
+    /// Detached by the load balancer, not yet attached (on_rq = TASK_ON_RQ_MIGRATING).
+    pub migrating: bool,
+    /// task_cpu(p).
+    pub cpu: u32,
+    pub recent_used_cpu: u32,
+    pub allowed: CpuSet,
+    pub nr_cpus_allowed: u32,
+    pub weight: u64,
+    pub mm: u32,
+    pub group: u32,
+    pub se: Entity,
+    pub avg: SchedAvg,
+    pub util_est: u64,
+    pub last_wakee: TaskId,
+    pub wakee_flips: u32,
+    pub wakee_flip_decay_ts: u64,
+    /// The task's kernel stack of continuations (see `exec`).
+    pub stack: Vec<Frame>,
+    /// Remaining user work of an interrupted or ongoing Compute, in ns at full speed.
+    pub compute_left: Time,
+    /// Cold-cache penalty to pay at the next switch-in, ns.
+    pub migrate_penalty: Time,
+    /// p->sched_remote_wakeup.
+    pub remote_wakeup: bool,
+    /// When the current wakeup started (try_to_wake_up entry), for the wakeup latency.
+    pub wake_start: Time,
+    /// When the task last became runnable-and-waiting (for run_delay).
+    pub enqueued_at: Time,
+    pub rng: RngStream,
+    pub counters: TaskCounters,
+    pub exit_time: Option<Time>,
+    /// When the task was last switched in (for rq_cpu_time).
+    pub switched_in: Time,
+    /// Task a syscall in progress is about to wake, and how many more futex wakes remain.
+    pub sys_wake: TaskId,
+    pub sys_wake_left: u32,
+}
+
+/// Function-call CSDs queued on a CPU's `call_single_queue` (the ttwu wakelist shares it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Csd {
+    /// A task on the wakelist (sched_ttwu_pending).
+    Ttwu(TaskId),
+    /// The NOHZ idle-balance kick (nohz_csd_func).
+    IlbKick,
+}
+
+/// What a CPU is doing right now (MODELING.md: each CPU is a serial executor).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Running a task's user code (interruptible at any instant).
+    User,
+    /// Kernel work for `step_end - now` more ns.
+    Kernel,
+    /// Spinning on a lock (busy, interrupts off).
+    Spin,
+    /// In an idle state, waiting for a wakeup.
+    Idle,
+}
+
+/// One CPU: its executor state and its runqueue (`struct rq`).
+pub struct Cpu {
+    // --- executor ---
+    pub mode: Mode,
+    pub gen: u32,
+    pub step_end: Time,
+    /// Nesting depth of interrupt-disabled regions.
+    pub irqs_off: u32,
+    /// Pending interrupt sources.
+    pub pend_ipi: bool,
+    pub pend_tick: bool,
+    pub pend_timers: Vec<TaskId>,
+    pub pend_since: Time,
+    /// A softirq (SCHED_SOFTIRQ) was raised and runs at irq exit.
+    pub softirq_pending: bool,
+    pub nohz_balance_pending: bool,
+    /// Cost owed by the CPU for work done inside the last state change (IPI sends etc.),
+    /// added to its next step.
+    pub debt: Time,
+    /// User compute segment bookkeeping.
+    pub user_start: Time,
+    pub user_speed: f64,
+    /// TIF_NEED_RESCHED of the current task.
+    pub need_resched: bool,
+    /// Current idle state index and whether it polls (TIF_POLLING_NRFLAG).
+    pub idle_state: usize,
+    pub polling: bool,
+    pub idle_enter: Time,
+    /// Governor's predicted idle length (EWMA of observed idle periods), ns.
+    pub idle_predict: Time,
+    /// Whether a tick event is outstanding.
+    pub tick_armed: bool,
+    // --- runqueue ---
+    pub curr: TaskId,
+    pub idle_task: TaskId,
+    /// rq->nr_running (fair tasks queued, including the running one).
+    pub nr_running: u32,
+    pub cfs: CfsRq,
+    pub lock: SpinLock,
+    pub ttwu_pending: bool,
+    pub csd: VecDeque<Csd>,
+    pub idle_stamp: Time,
+    pub avg_idle: Time,
+    pub max_idle_balance_cost: Time,
+    /// Jiffies at which periodic balancing is next due.
+    pub next_balance: u64,
+    pub capacity: u64,
+    /// In the NOHZ idle mask (tick stopped).
+    pub nohz_idle: bool,
+    /// Whether the last schedule() entered the idle path with nothing enqueued by the kick.
+    pub kicked_without_task: bool,
+    /// Result of the last load_balance pass run by this CPU (tasks moved).
+    pub lb_moved: u32,
+    pub lb_continue: bool,
+    /// Index of this CPU's LLC in `Sim::llcs`.
+    pub llc: u32,
+    /// Accumulated time in each mode, for utilisation reports.
+    pub busy_time: Time,
+}
+
+/// `sd_llc_shared`: one cache line per LLC.
+#[derive(Clone, Debug)]
+pub struct LlcShared {
+    pub span: CpuSet,
+    pub has_idle_cores: bool,
+    /// SIS_UTIL depth, written at the periodic LLC-level balance.
+    pub nr_idle_scan: u32,
+    pub nr_busy_cpus: u32,
+    /// Which CPU last wrote the line (for transfer costs).
+    pub line_owner: u32,
+}
+
+/// Mutable per-CPU, per-level sched_domain state.
+#[derive(Clone, Debug, Default)]
+pub struct DomState {
+    pub balance_interval_ms: u64,
+    /// Jiffies of the last periodic balance.
+    pub last_balance: u64,
+    pub nr_balance_failed: u32,
+    pub max_newidle_lb_cost: Time,
+    pub last_decay_max_lb_cost: u64,
+    /// Sum of remote-line costs of reading every rq in the span from this CPU (precomputed).
+    pub scan_cost: Time,
+}
+
+/// A pipe or socket: bytes buffered and the tasks waiting on it.
+#[derive(Clone, Debug, Default)]
+pub struct Chan {
+    pub capacity: u64,
+    pub bytes: u64,
+    pub readers: VecDeque<TaskId>,
+    pub writers: VecDeque<TaskId>,
+    /// WF_SYNC on wakeups (pipes, unix sockets, loopback TCP/UDP).
+    pub sync: bool,
+    /// Loopback network: the receiver is woken from NET_RX softirq (same CPU as the sender).
+    pub softirq_wake: bool,
+}
+
+/// A futex with semaphore semantics.
+#[derive(Clone, Debug, Default)]
+pub struct Futex {
+    pub pending: u64,
+    pub waiters: VecDeque<TaskId>,
+}
+
+/// NOHZ idle-balance global state (`struct nohz`).
+#[derive(Clone, Debug, Default)]
+pub struct Nohz {
+    pub idle_cpus: CpuSet,
+    pub nr_cpus: u32,
+    /// Jiffies of the next due idle balance.
+    pub next_balance: u64,
+}

@@ -1,0 +1,284 @@
+//! Task programs: user-space compute and the system calls of the behaviour language, with pipe
+//! and socket semantics (fs/pipe.c, net/unix: a reader blocks on an empty buffer, a writer on a
+//! full one; wakeups are WF_SYNC), futexes (non-sync `wake_up_q`), hrtimer sleeps and exit.
+//!
+//! Phases of `Frame::Sys`: 0 syscall entry (+ copy), 1 wake the waiter found, 2 return,
+//! 4 futex wake loop, 5 execute the op (retried here after blocking), 7 resume after a sleep.
+
+use crate::exec::{Ev, Flow, Frame};
+use crate::sim::Sim;
+use crate::state::{Mode, TState, TaskId, NO_TASK};
+use wakesim_engine::Time;
+use wakesim_workloads::{Dur, MarkRecord, Op};
+
+impl Sim {
+    fn cur_op(&self, t: TaskId) -> Option<Op> {
+        let task = &self.tasks[t as usize];
+        self.programs[task.prog as usize].get(task.pc as usize).cloned()
+    }
+
+    /// Draws a duration from the task's own RNG stream.
+    fn sample(&mut self, t: TaskId, d: &Dur) -> Time {
+        let rng = &mut self.tasks[t as usize].rng;
+        match *d {
+            Dur::Fixed(x) => x,
+            Dur::Uniform { lo, hi } => lo + (rng.unit() * (hi - lo + 1) as f64) as Time,
+            Dur::Exp { mean } => (-(1.0 - rng.unit()).ln() * mean as f64) as Time,
+            Dur::Normal { mean, sd } => {
+                // Box–Muller, truncated at zero.
+                let (u1, u2) = (1.0 - rng.unit(), rng.unit());
+                let z = (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos();
+                (mean as f64 + z * sd as f64).max(0.0) as Time
+            }
+        }
+    }
+
+    /// Throughput share of `cpu`'s core: a busy SMT sibling leaves each thread
+    /// `smt_throughput / 2` of a core (research §3.6).
+    fn smt_speed(&self, cpu: usize) -> f64 {
+        if !self.m.topo.smt_active() {
+            return 1.0;
+        }
+        let busy = self.m.topo.smt_mask[cpu].iter().any(|s| s != cpu && self.cpus[s].curr != self.cpus[s].idle_task);
+        if busy {
+            self.c.smt_throughput / 2.0
+        } else {
+            1.0
+        }
+    }
+
+    /// Runs the current task's remaining user work.
+    fn start_user(&mut self, cpu: usize) -> Flow {
+        let t = self.curr(cpu) as usize;
+        let speed = self.smt_speed(cpu);
+        let dur = ((self.tasks[t].compute_left as f64) / speed).ceil() as Time;
+        let now = self.now();
+        let c = &mut self.cpus[cpu];
+        c.mode = Mode::User;
+        c.user_start = now;
+        c.user_speed = speed;
+        c.gen = c.gen.wrapping_add(1);
+        let gen = c.gen;
+        self.q.push(now + dur.max(1), Ev::Step { cpu: cpu as u32, gen });
+        Flow::Wait
+    }
+
+    pub(crate) fn finish_user(&mut self, cpu: usize) {
+        let t = self.curr(cpu) as usize;
+        self.tasks[t].compute_left = 0;
+        let c = &mut self.cpus[cpu];
+        c.busy_time += self.q.now() - c.user_start;
+    }
+
+    /// Stops user work at `now` (an interrupt, or a change of SMT speed), keeping what is left.
+    pub(crate) fn suspend_user(&mut self, cpu: usize) {
+        let now = self.now();
+        let t = self.curr(cpu) as usize;
+        let c = &mut self.cpus[cpu];
+        let elapsed = now - c.user_start;
+        let done = (elapsed as f64 * c.user_speed) as Time;
+        c.busy_time += elapsed;
+        c.gen = c.gen.wrapping_add(1);
+        c.mode = Mode::Kernel;
+        let left = &mut self.tasks[t].compute_left;
+        *left = left.saturating_sub(done).max(1);
+    }
+
+    /// A CPU started or stopped running a task: its SMT siblings' user work changes speed.
+    pub(crate) fn smt_changed(&mut self, cpu: usize) {
+        if !self.m.topo.smt_active() {
+            return;
+        }
+        let mask = self.m.topo.smt_mask[cpu];
+        for s in mask.iter() {
+            if s != cpu && self.cpus[s].mode == Mode::User && self.cpus[s].irqs_off == 0 {
+                self.suspend_user(s);
+                self.start_user(s);
+            }
+        }
+    }
+
+    /// Bottom frame of a task: interprets its program until it computes or enters the kernel.
+    pub(crate) fn user_frame(&mut self, cpu: usize) -> Flow {
+        let t = self.curr(cpu);
+        if self.tasks[t as usize].compute_left > 0 {
+            return self.start_user(cpu);
+        }
+        if self.cpus[cpu].need_resched {
+            return self.call(cpu, Frame::User, Self::schedule_frame(t, true));
+        }
+        loop {
+            let Some(op) = self.cur_op(t) else {
+                // Falling off the end of a program is an exit.
+                return self.call(cpu, Frame::User, Frame::Sys { phase: 0 });
+            };
+            let task = &mut self.tasks[t as usize];
+            match op {
+                Op::Compute(d) => {
+                    task.pc += 1;
+                    let w = self.sample(t, &d);
+                    if w == 0 {
+                        continue;
+                    }
+                    self.tasks[t as usize].compute_left = w;
+                    return self.start_user(cpu);
+                }
+                Op::LoopStart { count, end } => {
+                    if count == 0 {
+                        task.pc = end + 1;
+                    } else {
+                        task.loops.push(count);
+                        task.pc += 1;
+                    }
+                }
+                Op::LoopEnd { start } => {
+                    let left = task.loops.last_mut().expect("LoopEnd without LoopStart");
+                    *left -= 1;
+                    if *left > 0 {
+                        task.pc = start + 1;
+                    } else {
+                        task.loops.pop();
+                        task.pc += 1;
+                    }
+                }
+                Op::Mark(id) => {
+                    task.pc += 1;
+                    let rec = MarkRecord { mark: id, task: t - self.first_task, time: self.q.now() };
+                    self.marks.push(rec);
+                }
+                _ => return self.call(cpu, Frame::User, Frame::Sys { phase: 0 }),
+            }
+        }
+    }
+
+    pub(crate) fn sys_frame(&mut self, cpu: usize, phase: u8) -> Flow {
+        let t = self.curr(cpu);
+        match phase {
+            0 => {
+                let bytes = match self.cur_op(t) {
+                    Some(Op::Send { bytes, .. }) | Some(Op::Recv { bytes, .. }) => bytes,
+                    _ => 0,
+                };
+                let cost = self.c.syscall + self.c.copy(bytes);
+                self.busy(cpu, cost, Frame::Sys { phase: 5 })
+            }
+            5 => self.sys_execute(cpu, t),
+            1 => {
+                let w = std::mem::replace(&mut self.tasks[t as usize].sys_wake, NO_TASK);
+                let sync = self.tasks[t as usize].sys_wake_left == u32::MAX;
+                self.set_top(cpu, Frame::Sys { phase: 2 });
+                self.start_ttwu(cpu, w, sync);
+                Flow::Again
+            }
+            2 => Flow::Pop,
+            4 => {
+                let Some(Op::FutexWake { futex, .. }) = self.prev_op(t) else { return Flow::Pop };
+                let left = self.tasks[t as usize].sys_wake_left;
+                if left == 0 {
+                    return Flow::Pop;
+                }
+                let fx = &mut self.futexes[futex as usize];
+                match fx.waiters.pop_front() {
+                    Some(w) => {
+                        self.tasks[t as usize].sys_wake_left = left - 1;
+                        self.set_top(cpu, Frame::Sys { phase: 4 });
+                        self.start_ttwu(cpu, w, false);
+                        Flow::Again
+                    }
+                    None => {
+                        fx.pending += left as u64;
+                        self.tasks[t as usize].sys_wake_left = 0;
+                        Flow::Pop
+                    }
+                }
+            }
+            7 => Flow::Pop,
+            _ => unreachable!("sys phase {phase}"),
+        }
+    }
+
+    fn prev_op(&self, t: TaskId) -> Option<Op> {
+        let task = &self.tasks[t as usize];
+        task.pc.checked_sub(1).and_then(|pc| self.programs[task.prog as usize].get(pc as usize).cloned())
+    }
+
+    /// Blocks the current task: it is already on a wait queue; `resume_phase` runs when it is
+    /// scheduled again.
+    fn block(&mut self, cpu: usize, t: TaskId, resume_phase: u8) -> Flow {
+        self.tasks[t as usize].state = TState::Sleeping;
+        self.call(cpu, Frame::Sys { phase: resume_phase }, Self::schedule_frame(t, false))
+    }
+
+    fn sys_execute(&mut self, cpu: usize, t: TaskId) -> Flow {
+        let op = self.cur_op(t);
+        match op {
+            Some(Op::Send { chan, bytes }) => {
+                let ch = &mut self.chans[chan as usize];
+                if ch.capacity - ch.bytes.min(ch.capacity) < bytes && ch.bytes > 0 {
+                    ch.writers.push_back(t);
+                    return self.block(cpu, t, 5);
+                }
+                ch.bytes += bytes;
+                self.tasks[t as usize].pc += 1;
+                let sync = ch.sync;
+                if let Some(r) = ch.readers.pop_front() {
+                    self.tasks[t as usize].sys_wake = r;
+                    self.tasks[t as usize].sys_wake_left = if sync { u32::MAX } else { 0 };
+                    self.set_top(cpu, Frame::Sys { phase: 1 });
+                    return Flow::Again;
+                }
+                Flow::Pop
+            }
+            Some(Op::Recv { chan, bytes }) => {
+                let ch = &mut self.chans[chan as usize];
+                if ch.bytes < bytes {
+                    ch.readers.push_back(t);
+                    return self.block(cpu, t, 5);
+                }
+                ch.bytes -= bytes;
+                self.tasks[t as usize].pc += 1;
+                let sync = ch.sync;
+                if let Some(w) = ch.writers.pop_front() {
+                    self.tasks[t as usize].sys_wake = w;
+                    self.tasks[t as usize].sys_wake_left = if sync { u32::MAX } else { 0 };
+                    self.set_top(cpu, Frame::Sys { phase: 1 });
+                    return Flow::Again;
+                }
+                Flow::Pop
+            }
+            Some(Op::FutexWait { futex }) => {
+                let fx = &mut self.futexes[futex as usize];
+                if fx.pending > 0 {
+                    fx.pending -= 1;
+                    self.tasks[t as usize].pc += 1;
+                    return Flow::Pop;
+                }
+                fx.waiters.push_back(t);
+                // Woken means the wait is satisfied: continue after the op.
+                self.tasks[t as usize].pc += 1;
+                self.block(cpu, t, 7)
+            }
+            Some(Op::FutexWake { n, .. }) => {
+                self.tasks[t as usize].pc += 1;
+                self.tasks[t as usize].sys_wake_left = n;
+                self.set_top(cpu, Frame::Sys { phase: 4 });
+                Flow::Again
+            }
+            Some(Op::Sleep(d)) => {
+                self.tasks[t as usize].pc += 1;
+                let dur = self.sample(t, &d);
+                self.q.push(self.q.now() + dur, Ev::Timer { cpu: cpu as u32, task: t });
+                self.block(cpu, t, 7)
+            }
+            Some(Op::Exit) | None => {
+                let now = self.now();
+                let task = &mut self.tasks[t as usize];
+                task.state = TState::Dead;
+                task.exit_time = Some(now);
+                self.live_tasks -= 1;
+                self.call(cpu, Frame::Sys { phase: 7 }, Self::schedule_frame(t, false))
+            }
+            Some(other) => unreachable!("not a syscall op: {other:?}"),
+        }
+    }
+}

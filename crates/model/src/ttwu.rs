@@ -1,0 +1,320 @@
+//! `try_to_wake_up()` and the enqueue side (kernel/sched/core.c, v6.6): `ttwu_runnable()`,
+//! `select_task_rq()`, `ttwu_queue()` with `ttwu_queue_cond()` / `ttwu_queue_wakelist()`,
+//! `send_call_function_single_ipi()` (flag write to a polling idle CPU, else an IPI),
+//! `resched_curr()`, `wakeup_preempt()`, `ttwu_do_activate()` and `sched_ttwu_pending()`.
+//!
+//! The waker's CPU pays for selection, the remote rq lock and the enqueue (direct path) or for
+//! the llist_add and the IPI send (wakelist path); the target pays for the IPI, its idle exit
+//! and its own enqueue.
+
+use crate::exec::{Ev, Flow, Frame};
+use crate::locks::LockId;
+use crate::sim::Sim;
+use crate::state::{Csd, Mode, TState, TaskId};
+use wakesim_engine::invariant;
+
+// Phases of Frame::Ttwu.
+const T_START: u8 = 0;
+const T_QUEUE: u8 = 1;
+const T_LOCKED: u8 = 2;
+const T_ACTIVATE: u8 = 3;
+const T_DONE: u8 = 5;
+const T_RUNNABLE_LOCKED: u8 = 10;
+const T_RUNNABLE_DONE: u8 = 11;
+
+impl Sim {
+    /// Starts `try_to_wake_up(p)` on `cpu` (pushes the frame; the caller returns `Flow::Again`).
+    pub(crate) fn start_ttwu(&mut self, cpu: usize, p: TaskId, sync: bool) {
+        self.push(cpu, Frame::Ttwu { p, phase: T_START, target: 0, sync, fork: false });
+    }
+
+    pub(crate) fn ttwu_frame(&mut self, cpu: usize, f: Frame) -> Flow {
+        let Frame::Ttwu { p, phase, target, sync, fork } = f else { unreachable!() };
+        let fr = |phase: u8, target: u32| Frame::Ttwu { p, phase, target, sync, fork };
+        match phase {
+            T_START => {
+                if self.tasks[p as usize].state != TState::Sleeping {
+                    return Flow::Pop; // already woken (or running): nothing to do
+                }
+                self.tasks[p as usize].wake_start = self.now();
+                if self.tasks[p as usize].on_rq {
+                    // ttwu_runnable(): it has not finished blocking; keep it queued.
+                    let rq = self.tasks[p as usize].cpu;
+                    return self.call(cpu, fr(T_RUNNABLE_LOCKED, rq), Frame::Lock { lock: LockId::Rq(rq), granted: false });
+                }
+                if self.tasks[p as usize].on_cpu {
+                    // Still being switched out on its CPU: the WF_ON_CPU wakelist, else spin on
+                    // p->on_cpu (smp_cond_load_acquire) until the switch completes.
+                    let pc = self.tasks[p as usize].cpu as usize;
+                    if self.f.TTWU_QUEUE && self.ttwu_queue_cond(cpu, p, pc, true) {
+                        self.tasks[p as usize].state = TState::Waking;
+                        self.ttwu_queue_wakelist(cpu, p, pc, false);
+                        let cost = self.c.ttwu_base + self.c.wakelist_queue;
+                        return self.busy(cpu, cost, fr(T_DONE, pc as u32));
+                    }
+                    let wait = self.cpus[pc].step_end.saturating_sub(self.now()).max(self.c.rq_lock);
+                    return self.busy(cpu, wait, fr(T_START, 0));
+                }
+                self.tasks[p as usize].state = TState::Waking;
+                let pl = self.select_task_rq_fair(cpu, p, sync);
+                self.busy(cpu, self.c.ttwu_base + pl.cost, fr(T_QUEUE, pl.cpu))
+            }
+            T_QUEUE => {
+                let target = target as usize;
+                let migrated = self.tasks[p as usize].cpu as usize != target;
+                if migrated {
+                    self.wake.wakeups_migrated += 1;
+                    self.wake.migrations_wakeup += 1;
+                    self.set_task_cpu(p, target);
+                }
+                if self.f.TTWU_QUEUE && self.ttwu_queue_cond(cpu, p, target, false) {
+                    self.ttwu_queue_wakelist(cpu, p, target, migrated);
+                    return self.busy(cpu, self.c.wakelist_queue, fr(T_DONE, target as u32));
+                }
+                self.tasks[p as usize].remote_wakeup = migrated;
+                self.call(cpu, fr(T_LOCKED, target as u32), Frame::Lock { lock: LockId::Rq(target as u32), granted: false })
+            }
+            T_LOCKED => {
+                // Enqueue and preemption check under the (possibly remote) rq lock; the rq's
+                // lines are read/written from the waker's CPU.
+                let t = target as usize;
+                let line = self.c.line.get(self.m.dist(cpu, t));
+                if t != cpu {
+                    self.wake.remote_enqueue += 1;
+                }
+                self.wake.direct_enqueue += 1;
+                let cost = self.c.enqueue + self.c.wakeup_preempt + 2 * line;
+                self.busy(cpu, cost, fr(T_ACTIVATE, target))
+            }
+            T_ACTIVATE => {
+                let t = target as usize;
+                let migrated = std::mem::take(&mut self.tasks[p as usize].remote_wakeup);
+                self.ttwu_do_activate(cpu, t, p, migrated);
+                self.lock_release(cpu, LockId::Rq(target));
+                self.set_top(cpu, fr(T_DONE, target));
+                Flow::Again
+            }
+            T_DONE => {
+                self.ttwu_stat(cpu, p, target as usize, sync);
+                Flow::Pop
+            }
+            T_RUNNABLE_LOCKED => {
+                let rq = target as usize;
+                if self.tasks[p as usize].on_rq {
+                    self.tasks[p as usize].state = TState::Runnable;
+                    if self.cpus[rq].curr != p {
+                        self.wakeup_preempt(cpu, rq, p);
+                    }
+                    let cost = self.c.wakeup_preempt + self.c.line.get(self.m.dist(cpu, rq));
+                    return self.busy(cpu, cost, fr(T_RUNNABLE_DONE, target));
+                }
+                // It finished blocking meanwhile: drop the lock and take the full path.
+                self.lock_release(cpu, LockId::Rq(target));
+                self.set_top(cpu, fr(T_START, 0));
+                Flow::Again
+            }
+            T_RUNNABLE_DONE => {
+                self.lock_release(cpu, LockId::Rq(target));
+                if self.tasks[p as usize].state == TState::Runnable && self.tasks[p as usize].wake_start > 0 {
+                    self.ttwu_stat(cpu, p, target as usize, sync);
+                }
+                Flow::Pop
+            }
+            _ => unreachable!("ttwu phase {phase}"),
+        }
+    }
+
+    /// `ttwu_queue_cond()`: whether the waker hands the enqueue to the target CPU. `on_cpu` is the
+    /// WF_ON_CPU case (the wakee is still descheduling on `target`).
+    pub(crate) fn ttwu_queue_cond(&self, this: usize, _p: TaskId, target: usize, on_cpu: bool) -> bool {
+        if !self.m.share_cache(this, target) {
+            return true; // cross-LLC: always offload (avoid bouncing remote rq lines)
+        }
+        if target == this {
+            return false;
+        }
+        if self.f.TTWU_QUEUE_IDLE {
+            // v6.0 (f3dd3f674555): whenever the target runqueue is empty.
+            return self.cpus[target].nr_running == 0;
+        }
+        // v5.8..v5.19 (2ebb17717550 + 28156108fecb): only if the wakee is still descheduling there.
+        on_cpu && self.cpus[target].nr_running == 0
+    }
+
+    /// `__ttwu_queue_wakelist()`: push `p` on `target`'s call_single_queue, mark ttwu_pending,
+    /// and kick the target if the list was empty.
+    fn ttwu_queue_wakelist(&mut self, this: usize, p: TaskId, target: usize, migrated: bool) {
+        self.tasks[p as usize].remote_wakeup = migrated;
+        self.wake.wakelist_queued += 1;
+        let c = &mut self.cpus[target];
+        c.ttwu_pending = true;
+        let was_empty = c.csd.is_empty();
+        c.csd.push_back(Csd::Ttwu(p));
+        let line = self.c.line.get(self.m.dist(this, target));
+        self.charge(this, line);
+        if was_empty {
+            self.send_call_function_single_ipi(this, target);
+        } else {
+            self.wake.wakelist_batched += 1;
+        }
+    }
+
+    /// Whether `cpu`'s idle task has TIF_POLLING_NRFLAG set: in the idle loop outside a
+    /// non-polling C-state.
+    pub(crate) fn is_polling(&self, cpu: usize) -> bool {
+        let c = &self.cpus[cpu];
+        c.curr == c.idle_task && (c.mode != Mode::Idle || c.polling)
+    }
+
+    /// `send_call_function_single_ipi()`: a flag write if the target polls (CSD_POLL, v5.8),
+    /// else a real IPI.
+    pub(crate) fn send_call_function_single_ipi(&mut self, this: usize, target: usize) {
+        if self.f.CSD_POLL && self.is_polling(target) {
+            self.poll_wake(this, target);
+        } else {
+            self.wake.ipis_call_function += 1;
+            self.send_ipi(this, target);
+        }
+    }
+
+    /// Sets NEED_RESCHED on a polling idle CPU; it notices after the flag line's transfer.
+    fn poll_wake(&mut self, this: usize, target: usize) {
+        self.cpus[target].need_resched = true;
+        self.wake.poll_wakes += 1;
+        let lat = self.c.line.get(self.m.dist(this, target));
+        self.charge(this, lat);
+        self.q.push(self.now() + lat, Ev::PollWake { cpu: target as u32 });
+    }
+
+    fn send_ipi(&mut self, this: usize, target: usize) {
+        self.wake.ipis_sent += 1;
+        self.charge(this, self.c.ipi_send);
+        self.wake.cost_ipi_send += self.c.ipi_send;
+        let at = self.now() + self.c.ipi_send + self.c.ipi_delivery.get(self.m.dist(this, target));
+        self.q.push(at, Ev::Ipi { cpu: target as u32 });
+    }
+
+    /// `resched_curr()`, executed by `this` for runqueue `target`.
+    pub(crate) fn resched_curr(&mut self, this: usize, target: usize) {
+        if self.cpus[target].need_resched {
+            return;
+        }
+        if target == this {
+            self.cpus[target].need_resched = true;
+            return;
+        }
+        if self.is_polling(target) {
+            self.poll_wake(this, target);
+        } else {
+            self.cpus[target].need_resched = true;
+            self.wake.ipis_resched += 1;
+            self.send_ipi(this, target);
+        }
+    }
+
+    /// `wakeup_preempt()` / `check_preempt_wakeup_fair()` (EEVDF: preempt if the wakee is now
+    /// the pick).
+    pub(crate) fn wakeup_preempt(&mut self, this: usize, rq: usize, p: TaskId) {
+        let curr = self.cpus[rq].curr;
+        if self.tasks[curr as usize].is_idle {
+            self.resched_curr(this, rq);
+            return;
+        }
+        if curr == p || self.cpus[rq].need_resched || !self.f.WAKEUP_PREEMPTION {
+            return;
+        }
+        let now = self.now();
+        let mut resched = self.cpus[rq].cfs.update_curr(&mut self.tasks, now);
+        if !resched {
+            let f = self.f;
+            resched = self.cpus[rq].cfs.pick_eevdf(&self.tasks, &f) == p;
+            if resched {
+                self.wake.wakeup_preemptions += 1;
+            }
+        }
+        if resched {
+            self.resched_curr(this, rq);
+        }
+    }
+
+    /// `ttwu_do_activate()`: enqueue, preemption check, avg_idle update. `rq` lock is held by `this`.
+    pub(crate) fn ttwu_do_activate(&mut self, this: usize, rq: usize, p: TaskId, migrated: bool) {
+        invariant!(self.holds(this, LockId::Rq(rq as u32)), "ttwu_do_activate without rq lock");
+        self.activate_task(rq, p, migrated, false);
+        self.tasks[p as usize].state = TState::Runnable;
+        self.wakeup_preempt(this, rq, p);
+        let now = self.now();
+        let c = &mut self.cpus[rq];
+        if c.idle_stamp != 0 {
+            let delta = now.saturating_sub(c.idle_stamp);
+            let avg = c.avg_idle as i64;
+            let na = avg + (delta as i64 - avg) / 8;
+            c.avg_idle = (na.max(0) as u64).min(2 * c.max_idle_balance_cost);
+            c.idle_stamp = 0;
+        }
+    }
+
+    /// `ttwu_stat()`: counters on the waker's CPU.
+    fn ttwu_stat(&mut self, this: usize, p: TaskId, target: usize, sync: bool) {
+        self.wake.wakeups += 1;
+        if sync {
+            self.wake.wakeups_sync += 1;
+        }
+        self.sched[this].ttwu_count += 1;
+        self.tasks[p as usize].counters.nr_wakeups += 1;
+        if target == this {
+            self.sched[this].ttwu_local += 1;
+        } else if let Some(l) = self.m.lowest_common_level(this, target) {
+            self.dstat[this][l].ttwu_wake_remote += 1;
+        }
+    }
+
+    /// `flush_smp_call_function_queue()` on `cpu`: `sched_ttwu_pending()` for the wakelist and
+    /// the other queued functions. Phases: 0 start, 1 rq locked, 2 activate, 3 funcs done.
+    pub(crate) fn csd_frame(&mut self, cpu: usize, phase: u8, _n: u32) -> Flow {
+        match phase {
+            0 => {
+                if self.cpus[cpu].csd.is_empty() {
+                    return Flow::Pop;
+                }
+                if self.cpus[cpu].csd.iter().any(|c| matches!(c, Csd::Ttwu(_))) {
+                    return self.call(cpu, Frame::Csd { phase: 1, n: 0 }, Frame::Lock { lock: LockId::Rq(cpu as u32), granted: false });
+                }
+                self.busy(cpu, self.c.csd_flush, Frame::Csd { phase: 3, n: 0 })
+            }
+            1 => {
+                let n = self.cpus[cpu].csd.iter().filter(|c| matches!(c, Csd::Ttwu(_))).count() as u64;
+                let cost = self.c.csd_flush + n * (self.c.enqueue + self.c.wakeup_preempt);
+                self.busy(cpu, cost, Frame::Csd { phase: 2, n: n as u32 })
+            }
+            2 => {
+                while let Some(e) = self.cpus[cpu].csd.pop_front() {
+                    match e {
+                        Csd::Ttwu(p) => {
+                            let migrated = std::mem::take(&mut self.tasks[p as usize].remote_wakeup);
+                            self.ttwu_do_activate(cpu, cpu, p, migrated);
+                        }
+                        Csd::IlbKick => self.nohz_csd_func(cpu),
+                    }
+                }
+                self.cpus[cpu].ttwu_pending = false;
+                self.lock_release(cpu, LockId::Rq(cpu as u32));
+                Flow::Pop
+            }
+            3 => {
+                while let Some(e) = self.cpus[cpu].csd.pop_front() {
+                    if let Csd::IlbKick = e {
+                        self.nohz_csd_func(cpu);
+                    } else {
+                        // A ttwu entry arrived during the flush: handle it in a new pass.
+                        self.cpus[cpu].csd.push_front(e);
+                        self.set_top(cpu, Frame::Csd { phase: 0, n: 0 });
+                        return Flow::Again;
+                    }
+                }
+                Flow::Pop
+            }
+            _ => unreachable!(),
+        }
+    }
+}

@@ -1,0 +1,15 @@
+mod common;
+use common::*;
+use wakesim_model::Features;
+
+#[test]
+fn ping_pong_pair_completes_every_round_trip() {
+    let r = run("test-smt2", Features::default(), &ping_pong(1, 1000), 1);
+    assert!(!r.outcome.capped, "run hit the cap");
+    assert_eq!(r.outcome.task_exit.iter().filter(|e| e.is_some()).count(), 2);
+    // 2 wakeups per round trip (plus possibly none at start).
+    assert!(r.stats.wake.wakeups >= 2000 - 2 && r.stats.wake.wakeups <= 2000 + 2, "wakeups {}", r.stats.wake.wakeups);
+    let per_op = r.outcome.end_time as f64 / 1000.0;
+    eprintln!("usecs/op {:.3} events {} ipis {} polls {} wakelist {} direct {}", per_op / 1000.0, r.events, r.stats.wake.ipis_sent, r.stats.wake.poll_wakes, r.stats.wake.wakelist_queued, r.stats.wake.direct_enqueue);
+    assert!(per_op > 1000.0 && per_op < 100_000.0, "per op {per_op} ns");
+}
