@@ -1,1 +1,56 @@
-fn main() {}
+//! `wakesim`: the command line. Parses arguments, resolves machines, cost profiles, features
+//! and workloads, runs the model and prints what the benchmark would print, then statistics.
+//!
+//! Every user error ends here as one line on stderr (`wakesim: error: ...`) and exit code 2.
+
+mod args;
+mod bench;
+mod info;
+mod output;
+mod run;
+
+use clap::Parser;
+
+/// A user-facing error: one line, exit code 2.
+#[derive(Debug)]
+pub struct UserError(pub String);
+
+impl<E: std::fmt::Display> From<E> for UserError {
+    fn from(e: E) -> Self {
+        UserError(e.to_string())
+    }
+}
+
+fn main() {
+    let cli = match args::Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand) {
+                let _ = e.print();
+                std::process::exit(0);
+            }
+            // clap's message is several lines (usage, hints); keep the first, which names the problem.
+            let text = e.to_string();
+            let first = text.lines().next().unwrap_or("bad arguments").trim_start_matches("error: ").to_string();
+            fail(&first);
+        }
+    };
+    let result = match cli.cmd {
+        args::Cmd::Run(a) => run::run(a),
+        args::Cmd::Machines(a) => info::machines(a),
+        args::Cmd::Workloads => info::workloads(),
+        args::Cmd::Features => info::features(),
+        args::Cmd::Bench(a) => bench::bench(a),
+    };
+    if let Err(UserError(msg)) = result {
+        fail(&msg);
+    }
+}
+
+fn fail(msg: &str) -> ! {
+    // One line, whatever the error carried.
+    let one = msg.lines().map(str::trim).collect::<Vec<_>>().join(" ");
+    eprintln!("wakesim: error: {one}");
+    std::process::exit(2);
+}

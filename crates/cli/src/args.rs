@@ -1,0 +1,83 @@
+//! Argument definitions (clap derive).
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+#[derive(Parser, Debug)]
+#[command(name = "wakesim", version, about = "A discrete-event simulator of the Linux scheduler's task-wakeup path")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub cmd: Cmd,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Cmd {
+    /// Run one simulation: the benchmark's own output, then a statistics summary.
+    Run(RunArgs),
+    /// List machine presets, or show one's CPU layout and sched-domain hierarchy.
+    Machines(MachinesArgs),
+    /// List the workloads (benchmarks) and the flags each accepts.
+    Workloads,
+    /// List the model's feature flags (kernel/sched/features.h style) and their defaults.
+    Features,
+    /// Measure the engine: simulated events per second and simulated time per wall second.
+    Bench(BenchArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// Machine: a preset name (see `wakesim machines`), `host`, or a machine TOML file.
+    #[arg(long, default_value = "xeon-8269cy")]
+    pub machine: String,
+    /// Cost-profile overrides (TOML) on top of the machine's profile.
+    #[arg(long)]
+    pub costs: Option<PathBuf>,
+    /// Feature changes on top of the defaults: `+NAME,-NAME`.
+    #[arg(long, allow_hyphen_values = true)]
+    pub features: Option<String>,
+    /// Seed of every random stream of the run.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Stop after this many simulated seconds even if the workload has not finished.
+    #[arg(long, default_value_t = 60.0)]
+    pub duration: f64,
+    /// Write everything (metric, statistics, engine figures) to this JSON file, atomically.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Load the workload from a task-graph file instead of a command line.
+    #[arg(long, conflicts_with = "command")]
+    pub tasks: Option<PathBuf>,
+    /// Also print the /proc/schedstat dump (version 15 or 16).
+    #[arg(long, value_name = "VERSION")]
+    pub schedstat: Option<u32>,
+    /// The benchmark's command line, after `--` (default: perf bench sched pipe -l 100000).
+    #[arg(last = true)]
+    pub command: Vec<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct MachinesArgs {
+    #[command(subcommand)]
+    pub what: Option<MachinesCmd>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum MachinesCmd {
+    /// Print a machine's CPU layout and its sched domains as the kernel's debug output does.
+    Show {
+        name: String,
+        /// Print every CPU's domains, not only representative ones.
+        #[arg(long)]
+        all: bool,
+    },
+}
+
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    /// Reference scenario: `104` (xeon-8269cy) or `512` (epyc-9754), or `all`.
+    #[arg(long, default_value = "all")]
+    pub scenario: String,
+    /// Simulated seconds per scenario.
+    #[arg(long, default_value_t = 0.2)]
+    pub seconds: f64,
+}

@@ -1,0 +1,77 @@
+//! `wakesim bench`: the engine's own benchmark. Two reference scenarios — the 104-CPU and the
+//! 512-CPU machine saturated with pipe ping-pong pairs — report simulated events per second and
+//! simulated time per wall second, plus peak memory. Numbers, not pass/fail: they go in the README.
+
+use crate::args::BenchArgs;
+use crate::UserError;
+use std::time::Instant;
+use wakesim_engine::SEC;
+use wakesim_model::{Config, Features, Sim};
+
+/// (scenario name, machine, ping-pong pairs).
+const SCENARIOS: &[(&str, &str, u32)] = &[("104", "xeon-8269cy", 104), ("512", "epyc-9754", 2048)];
+
+/// The task graph: `pairs` independent pairs ping-ponging 4 bytes over two pipes, forever.
+pub fn ping_pong_pairs(pairs: u32) -> String {
+    format!(
+        r#"name = "pipe-pairs"
+[[channel]]
+name = "a{{i}}"
+count = {pairs}
+[[channel]]
+name = "b{{i}}"
+count = {pairs}
+[[task]]
+name = "ping{{i}}"
+count = {pairs}
+program = ["loop forever {{", "send a{{i}} 4", "recv b{{i}} 4", "}}"]
+[[task]]
+name = "pong{{i}}"
+count = {pairs}
+program = ["loop forever {{", "recv a{{i}} 4", "send b{{i}} 4", "}}"]
+"#
+    )
+}
+
+fn peak_rss_kib() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+pub fn bench(a: BenchArgs) -> Result<(), UserError> {
+    if !(a.seconds > 0.0 && a.seconds.is_finite()) {
+        return Err(UserError(format!("--seconds must be positive, got {}", a.seconds)));
+    }
+    let chosen: Vec<_> = SCENARIOS.iter().filter(|s| a.scenario == "all" || a.scenario == s.0).collect();
+    if chosen.is_empty() {
+        return Err(UserError(format!("unknown scenario '{}' (known: 104, 512, all)", a.scenario)));
+    }
+    println!("{:<8} {:<12} {:>6} {:>6} {:>12} {:>14} {:>16} {:>10}", "scenario", "machine", "cpus", "tasks", "events", "events/s", "sim-s/wall-s", "wall-s");
+    for (name, machine, pairs) in chosen {
+        let m = wakesim_machine::lookup(machine)?;
+        let costs = wakesim_costs::profile_for(&m.cost_profile)?;
+        let wl = wakesim_workloads::from_toml_str(&ping_pong_pairs(*pairs), "bench")?;
+        let n = m.nr_cpus();
+        let cfg = Config { machine: m, costs, features: Features::default(), seed: 1, duration_cap: (a.seconds * SEC as f64) as u64 };
+        let t0 = Instant::now();
+        let sim = Sim::new(cfg, &wl).map_err(UserError)?;
+        let r = sim.run();
+        let wall = t0.elapsed().as_secs_f64();
+        println!(
+            "{:<8} {:<12} {:>6} {:>6} {:>12} {:>14.0} {:>16.4} {:>10.2}",
+            name,
+            machine,
+            n,
+            2 * pairs,
+            r.events,
+            r.events as f64 / wall,
+            r.stats.sim_time_ns as f64 / 1e9 / wall,
+            wall
+        );
+    }
+    if let Some(kib) = peak_rss_kib() {
+        println!("peak memory: {:.1} MiB", kib as f64 / 1024.0);
+    }
+    Ok(())
+}

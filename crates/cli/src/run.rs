@@ -1,0 +1,133 @@
+//! `wakesim run`.
+
+use crate::args::RunArgs;
+use crate::output::write_atomic;
+use crate::UserError;
+use serde::Serialize;
+use std::time::Instant;
+use wakesim_costs::CostProfile;
+use wakesim_engine::SEC;
+use wakesim_machine::Machine;
+use wakesim_model::{Config, Features, Sim};
+use wakesim_stats::{schedstat_text, summary_text, Stats};
+use wakesim_workloads::{Metric, Workload};
+
+/// The default demo workload when no command is given.
+pub const DEFAULT_COMMAND: &[&str] = &["perf", "bench", "sched", "pipe", "-l", "100000"];
+
+pub fn resolve_machine(name: &str) -> Result<Machine, UserError> {
+    Ok(wakesim_machine::lookup(name)?)
+}
+
+pub fn resolve_costs(m: &Machine, file: Option<&std::path::Path>) -> Result<CostProfile, UserError> {
+    let base = wakesim_costs::profile_for(&m.cost_profile)?;
+    match file {
+        Some(p) => Ok(wakesim_costs::load_overrides(base, p)?),
+        None => Ok(base),
+    }
+}
+
+/// `+NAME,-NAME` (a bare NAME means +NAME).
+pub fn parse_features(spec: Option<&str>) -> Result<Features, UserError> {
+    let mut f = Features::default();
+    let Some(spec) = spec else { return Ok(f) };
+    for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let (on, name) = match item.as_bytes()[0] {
+            b'+' => (true, &item[1..]),
+            b'-' => (false, &item[1..]),
+            _ => (true, item),
+        };
+        f.set(name, on).map_err(UserError)?;
+    }
+    Ok(f)
+}
+
+pub fn resolve_workload(a: &RunArgs) -> Result<(Workload, Vec<String>), UserError> {
+    if let Some(p) = &a.tasks {
+        return Ok((wakesim_workloads::load_task_file(p)?, vec!["--tasks".into(), p.display().to_string()]));
+    }
+    let cmd: Vec<String> = if a.command.is_empty() { DEFAULT_COMMAND.iter().map(|s| s.to_string()).collect() } else { a.command.clone() };
+    Ok((wakesim_workloads::from_command_line(&cmd)?, cmd))
+}
+
+#[derive(Serialize)]
+struct EngineBlock {
+    events: u64,
+    wall_seconds: f64,
+    events_per_sec: f64,
+    sim_seconds_per_wall_second: f64,
+}
+
+#[derive(Serialize)]
+struct RunJson<'a> {
+    wakesim_version: &'static str,
+    machine: &'a str,
+    cost_profile: &'a str,
+    features: &'a Features,
+    seed: u64,
+    workload: &'a str,
+    command: &'a [String],
+    metric: Metric,
+    capped: bool,
+    end_time_ns: u64,
+    output: &'a str,
+    stats: &'a Stats,
+    engine: EngineBlock,
+}
+
+pub fn run(a: RunArgs) -> Result<(), UserError> {
+    if !(a.duration > 0.0 && a.duration.is_finite()) {
+        return Err(UserError(format!("--duration must be a positive number of seconds, got {}", a.duration)));
+    }
+    if let Some(v) = a.schedstat {
+        if v != 15 && v != 16 {
+            return Err(UserError(format!("--schedstat takes version 15 or 16, got {v}")));
+        }
+    }
+    let machine = resolve_machine(&a.machine)?;
+    let costs = resolve_costs(&machine, a.costs.as_deref())?;
+    let features = parse_features(a.features.as_deref())?;
+    let (wl, cmd) = resolve_workload(&a)?;
+    let cfg = Config { machine: machine.clone(), costs: costs.clone(), features, seed: a.seed, duration_cap: (a.duration * SEC as f64) as u64 };
+    let sim = Sim::new(cfg, &wl).map_err(UserError)?;
+    let t0 = Instant::now();
+    let r = sim.run();
+    let wall = t0.elapsed().as_secs_f64();
+    let out = wl.reporter.render(&r.outcome);
+    print!("{out}");
+    if !out.ends_with('\n') {
+        println!();
+    }
+    println!();
+    print!("{}", summary_text(&r.stats));
+    if let Some(v) = a.schedstat {
+        println!();
+        print!("{}", schedstat_text(&r.stats, v));
+    }
+    if let Some(path) = &a.json {
+        let sim_s = r.stats.sim_time_ns as f64 / 1e9;
+        let doc = RunJson {
+            wakesim_version: env!("CARGO_PKG_VERSION"),
+            machine: &machine.name,
+            cost_profile: &costs.name,
+            features: &features,
+            seed: a.seed,
+            workload: &wl.name,
+            command: &cmd,
+            metric: wl.reporter.metric(&r.outcome),
+            capped: r.outcome.capped,
+            end_time_ns: r.outcome.end_time,
+            output: &out,
+            stats: &r.stats,
+            engine: EngineBlock {
+                events: r.events,
+                wall_seconds: wall,
+                events_per_sec: r.events as f64 / wall.max(1e-9),
+                sim_seconds_per_wall_second: sim_s / wall.max(1e-9),
+            },
+        };
+        let text = serde_json::to_string_pretty(&doc).map_err(|e| UserError(format!("cannot serialise results: {e}")))?;
+        write_atomic(path, &(text + "\n"))?;
+    }
+    Ok(())
+}
