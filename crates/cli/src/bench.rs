@@ -58,6 +58,9 @@ pub fn bench(a: BenchArgs) -> Result<(), UserError> {
         let sim = Sim::new(cfg, &wl).map_err(UserError)?;
         let r = sim.run();
         let wall = t0.elapsed().as_secs_f64();
+        if std::env::var_os("WAKESIM_BENCH_DEBUG").is_some() {
+            eprintln!("queue max {}", r.queue_max);
+        }
         println!(
             "{:<8} {:<12} {:>6} {:>6} {:>12} {:>14.0} {:>16.4} {:>10.2}",
             name,

@@ -1,34 +1,19 @@
-//! The event queue: a binary heap keyed by `(time, seq)`.
+//! The event queue: a monotone radix heap keyed by `(time, seq)`.
 //!
-//! `seq` is a global push counter, so equal-time events are FIFO. The heap stores small `Copy`
-//! events inline: no allocation per event once the heap has grown to its working size.
+//! `seq` is a global push counter, so equal-time events are FIFO. A discrete-event simulation
+//! never schedules into the past, so the queue only needs to be *monotone*; a radix heap
+//! (radix-heap crate) exploits that with O(1) pushes and amortised O(log range) pops, measured
+//! clearly faster than binary and 4-ary heaps on the engine benchmark. Events are small `Copy`
+//! values stored inline: no allocation per event once the buckets have grown.
 
 use crate::Time;
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+use radix_heap::RadixHeapMap;
+use std::cmp::Reverse;
 
-struct Entry<E> {
-    time: Time,
-    seq: u64,
-    ev: E,
-}
-
-impl<E> PartialEq for Entry<E> {
-    fn eq(&self, o: &Self) -> bool {
-        self.time == o.time && self.seq == o.seq
-    }
-}
-impl<E> Eq for Entry<E> {}
-impl<E> PartialOrd for Entry<E> {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl<E> Ord for Entry<E> {
-    // Reversed: BinaryHeap is a max-heap, we want the earliest (time, seq) first.
-    fn cmp(&self, o: &Self) -> Ordering {
-        (o.time, o.seq).cmp(&(self.time, self.seq))
-    }
+/// The key: time in the high 64 bits, push order in the low 64 bits.
+#[inline]
+fn key(time: Time, seq: u64) -> Reverse<u128> {
+    Reverse(((time as u128) << 64) | seq as u128)
 }
 
 /// Counters the engine benchmark reports.
@@ -40,7 +25,7 @@ pub struct QueueStats {
 }
 
 pub struct EventQueue<E> {
-    heap: BinaryHeap<Entry<E>>,
+    heap: RadixHeapMap<Reverse<u128>, E>,
     seq: u64,
     now: Time,
     stats: QueueStats,
@@ -57,8 +42,8 @@ impl<E> EventQueue<E> {
         Self::with_capacity(1024)
     }
 
-    pub fn with_capacity(n: usize) -> Self {
-        EventQueue { heap: BinaryHeap::with_capacity(n), seq: 0, now: 0, stats: QueueStats::default() }
+    pub fn with_capacity(_n: usize) -> Self {
+        EventQueue { heap: RadixHeapMap::new(), seq: 0, now: 0, stats: QueueStats::default() }
     }
 
     /// The time of the last popped event: the simulation clock.
@@ -69,7 +54,7 @@ impl<E> EventQueue<E> {
     /// Schedules `ev` at `time`. Scheduling in the past is a model bug.
     pub fn push(&mut self, time: Time, ev: E) {
         crate::invariant!(time >= self.now, "event scheduled in the past: {} < {}", time, self.now);
-        self.heap.push(Entry { time, seq: self.seq, ev });
+        self.heap.push(key(time, self.seq), ev);
         self.seq += 1;
         self.stats.pushed += 1;
         if self.heap.len() > self.stats.max_len {
@@ -79,15 +64,12 @@ impl<E> EventQueue<E> {
 
     /// Removes the earliest event and advances the clock to its time.
     pub fn pop(&mut self) -> Option<(Time, E)> {
-        let e = self.heap.pop()?;
-        crate::invariant!(e.time >= self.now, "clock went back: {} < {}", e.time, self.now);
-        self.now = e.time;
+        let (Reverse(k), ev) = self.heap.pop()?;
+        let time = (k >> 64) as Time;
+        crate::invariant!(time >= self.now, "clock went back: {} < {}", time, self.now);
+        self.now = time;
         self.stats.popped += 1;
-        Some((e.time, e.ev))
-    }
-
-    pub fn peek_time(&self) -> Option<Time> {
-        self.heap.peek().map(|e| e.time)
+        Some((time, ev))
     }
 
     pub fn len(&self) -> usize {

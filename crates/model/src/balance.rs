@@ -26,6 +26,8 @@ struct GroupStats {
     runnable: u64,
     capacity: u64,
     weight: u64,
+    /// Some CPU of the group has more than one runnable task (`sg_overloaded`).
+    overloaded_cpu: bool,
     kind: u8, // 0 has_spare, 1 fully_busy, 2 overloaded
 }
 
@@ -45,6 +47,7 @@ impl Sim {
             g.runnable += rq.cfs.avg.runnable_avg;
             g.capacity += rq.capacity;
             g.weight += 1;
+            g.overloaded_cpu |= rq.nr_running > 1;
         }
         let has_capacity = g.nr < g.weight || (g.capacity * pct >= g.runnable * 100 && g.capacity * 100 > g.util * pct);
         let overloaded = g.nr > g.weight && (g.capacity * 100 < g.util * pct || g.capacity * pct < g.runnable * 100);
@@ -75,10 +78,12 @@ impl Sim {
         let local = self.group_stats(&sd.groups[0].span, pct);
         let mut busiest: Option<(usize, GroupStats)> = None;
         let (mut tot_load, mut tot_cap) = (local.load, local.capacity);
+        let mut sd_any_over = false;
         for (gi, g) in sd.groups.iter().enumerate().skip(1) {
             let s = self.group_stats(&g.span, pct);
             tot_load += s.load;
             tot_cap += s.capacity;
+            sd_any_over |= s.overloaded_cpu;
             if s.nr == 0 {
                 continue;
             }
@@ -96,6 +101,13 @@ impl Sim {
             };
             if better {
                 busiest = Some((gi, s));
+            }
+        }
+        if level + 1 == self.m.domains[dst].len() {
+            // update_sd_lb_stats() at the root domain rewrites rd->overloaded.
+            let over = local.overloaded_cpu || sd_any_over;
+            if over != self.rd_overloaded {
+                self.write_rd_overloaded(dst, over);
             }
         }
         let ix = idle as usize;

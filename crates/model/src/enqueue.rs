@@ -30,6 +30,14 @@ impl Sim {
         if p == NO_TASK || self.tasks[p as usize].group == 0 {
             return;
         }
+        // Only when the cfs_rq's load moved by more than 1/64 of what it last contributed
+        // (`update_tg_load_avg`, v6.6; the v6.7 1 ms rate limit is a kernel-profile matter).
+        let load = self.cpus[cpu].cfs.avg.load_avg as i64;
+        let contrib = self.cpus[cpu].tg_load_contrib as i64;
+        if (load - contrib).abs() * 64 <= contrib {
+            return;
+        }
+        self.cpus[cpu].tg_load_contrib = load as u64;
         let now = self.now();
         let transfer = self.c.line.get(self.m.dist(cpu, self.tg_line_owner as usize));
         let start = now.max(self.tg_line_free);
@@ -37,6 +45,14 @@ impl Sim {
         self.tg_line_free = done;
         self.tg_line_owner = cpu as u32;
         self.charge(cpu, done - now);
+    }
+
+    /// Writes `rd->overloaded` from `cpu`, paying the transfer of the root-domain line.
+    pub(crate) fn write_rd_overloaded(&mut self, cpu: usize, v: bool) {
+        let owner = std::mem::replace(&mut self.rd_line_owner, cpu as u32) as usize;
+        let cost = self.c.line.get(self.m.dist(cpu, owner));
+        self.charge(cpu, cost);
+        self.rd_overloaded = v;
     }
 
     /// `activate_task()` → `enqueue_task_fair()`: PELT catch-up (and attach if migrated), EEVDF
@@ -64,8 +80,10 @@ impl Sim {
         let c = &mut self.cpus[cpu];
         c.nr_running += 1;
         if c.nr_running >= 2 && !self.rd_overloaded {
-            self.rd_overloaded = true;
+            // add_nr_running(): set_rd_overloaded() writes the root domain's shared line.
+            self.write_rd_overloaded(cpu, true);
         }
+        self.refresh_idle(cpu);
         self.tasks[p as usize].enqueued_at = now;
     }
 
@@ -75,6 +93,7 @@ impl Sim {
         let tick = self.t.tick_nsec() as i64;
         self.cpus[cpu].cfs.dequeue_queued(&mut self.tasks, p, tick);
         self.cpus[cpu].nr_running -= 1;
+        self.refresh_idle(cpu);
         let now = self.now();
         let t = &mut self.tasks[p as usize];
         t.counters.wait_time += now - t.enqueued_at;
@@ -90,6 +109,7 @@ impl Sim {
         let tick = self.t.tick_nsec() as i64;
         self.cpus[cpu].cfs.dequeue_curr(&mut self.tasks, tick);
         self.cpus[cpu].nr_running -= 1;
+        self.refresh_idle(cpu);
         if self.f.UTIL_EST {
             let t = &mut self.tasks[p as usize];
             let ue = t.util_est as i64;

@@ -121,6 +121,10 @@ impl Sim {
         self.set_top(cpu, resume_as);
         let c = &mut self.cpus[cpu];
         let d = dur + std::mem::take(&mut c.debt);
+        if d == 0 {
+            // Nothing to wait for: continue at once (no event).
+            return Flow::Again;
+        }
         c.mode = Mode::Kernel;
         c.gen = c.gen.wrapping_add(1);
         c.step_end = self.q.now() + d;

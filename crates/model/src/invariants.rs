@@ -15,6 +15,11 @@ impl Sim {
             if c.cfs.curr != NO_TASK && c.cfs.curr_on_rq {
                 invariant!(self.tasks[c.cfs.curr as usize].on_rq, "cpu {i}: cfs curr not on_rq");
             }
+            invariant!(c.avail_idle == self.available_idle(i), "cpu {i}: cached idle state is stale");
+        }
+        for (l, llc) in self.llcs.iter().enumerate() {
+            let n = self.llc_cpus[l].iter().filter(|&&c| self.cpus[c as usize].avail_idle).count() as u32;
+            invariant!(llc.nr_avail_idle == n, "llc {l}: idle count {} != {n}", llc.nr_avail_idle);
         }
     }
 

@@ -47,10 +47,13 @@ impl Sim {
         let l = self.lock_mut(id);
         l.acquisitions += 1;
         if l.holder.is_none() {
+            // Uncontended: taken at once; the acquisition (plus the line transfer from the last
+            // holder) is paid in the CPU's next step, while it holds the lock.
             l.holder = Some(cpu as u32);
             let from = std::mem::replace(&mut l.last_cpu, cpu as u32) as usize;
             let cost = self.c.rq_lock + self.c.line.get(self.m.dist(from, cpu));
-            return self.busy(cpu, cost, Frame::Lock { lock: id, granted: true });
+            self.charge(cpu, cost);
+            return Flow::Pop;
         }
         l.contended += 1;
         l.waiters.push_back(cpu as u32);

@@ -15,6 +15,8 @@ pub struct RunResult {
     pub stats: Stats,
     /// Events the engine processed.
     pub events: u64,
+    /// Largest number of pending events at once.
+    pub queue_max: usize,
     /// Busy time of each CPU (ns), for utilisation.
     pub cpu_busy: Vec<Time>,
 }
@@ -49,12 +51,11 @@ impl Sim {
             self.q.push(0, Ev::Spawn { task: t });
         }
         while self.live_tasks > 0 {
-            let Some(tnext) = self.q.peek_time() else { break };
-            if tnext > self.cap {
+            let Some((t, ev)) = self.q.pop() else { break };
+            if t > self.cap {
                 self.capped = true;
                 break;
             }
-            let (_, ev) = self.q.pop().expect("peeked");
             self.dispatch(ev);
             if wakesim_engine::CHECKS {
                 self.check_invariants_light();
@@ -103,6 +104,6 @@ impl Sim {
             run_delay: self.run_delay,
             tasks,
         };
-        RunResult { outcome, stats, events: self.q.stats().popped, cpu_busy: self.cpus.iter().map(|c| c.busy_time).collect() }
+        RunResult { outcome, stats, events: self.q.stats().popped, queue_max: self.q.stats().max_len, cpu_busy: self.cpus.iter().map(|c| c.busy_time).collect() }
     }
 }

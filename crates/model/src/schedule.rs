@@ -139,6 +139,7 @@ impl Sim {
         let c = &mut self.cpus[cpu];
         c.curr = next;
         c.need_resched = false;
+        self.refresh_idle(cpu);
         if self.tasks[prev as usize].state == TState::Dead {
             self.tasks[prev as usize].stack.clear();
         }

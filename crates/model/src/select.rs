@@ -49,6 +49,21 @@ impl Sim {
         cpu.curr == cpu.idle_task && cpu.nr_running == 0 && !cpu.ttwu_pending
     }
 
+    /// Re-derives the cached idle state of `c` after a change of curr, nr_running or
+    /// ttwu_pending, keeping the LLC's count of idle CPUs exact.
+    pub(crate) fn refresh_idle(&mut self, c: usize) {
+        let now = self.available_idle(c);
+        if now != self.cpus[c].avail_idle {
+            self.cpus[c].avail_idle = now;
+            let l = self.cpus[c].llc as usize;
+            if now {
+                self.llcs[l].nr_avail_idle += 1;
+            } else {
+                self.llcs[l].nr_avail_idle -= 1;
+            }
+        }
+    }
+
     /// `cpu_load()`: the root cfs_rq's PELT load_avg (incl. blocked load).
     pub(crate) fn cpu_load(&self, c: usize) -> u64 {
         self.cpus[c].cfs.avg.load_avg

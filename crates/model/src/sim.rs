@@ -39,8 +39,17 @@ pub struct Sim {
     pub chans: Vec<Chan>,
     pub futexes: Vec<Futex>,
     pub programs: Vec<Program>,
+    /// SMT siblings of each CPU including itself, ascending (`cpu_smt_mask` as a list, so the hot
+    /// path does not scan a 1024-bit set).
+    pub smt: Vec<Vec<u32>>,
+    /// CPUs of each LLC (indexed like `llcs`), ascending, for the idle scan.
+    pub llc_cpus: Vec<Vec<u32>>,
+    /// `scan_cost[cpu][llc]`: cost for `cpu` to probe every CPU of `llc` (idle-scan charge).
+    pub scan_cost: Vec<Vec<Time>>,
     /// Root-domain overload flag (`rd->overloaded`): some CPU has more than one runnable task.
     pub rd_overloaded: bool,
+    /// CPU that last wrote the root-domain line.
+    pub rd_line_owner: u32,
     pub nohz: Nohz,
     /// Task group `load_avg` cache line: last writer and when it is free again.
     pub tg_line_owner: u32,
@@ -78,6 +87,7 @@ impl Sim {
                     has_idle_cores: false,
                     nr_idle_scan: span.weight() as u32,
                     nr_busy_cpus: 0,
+                    nr_avail_idle: span.weight() as u32,
                     line_owner: id,
                 }
             })
@@ -127,6 +137,8 @@ impl Sim {
                 lb_moved: 0,
                 lb_continue: true,
                 llc,
+                avail_idle: true,
+                tg_load_contrib: 0,
                 busy_time: 0,
             });
         }
@@ -196,7 +208,20 @@ impl Sim {
             .collect();
         let futexes = (0..wl.futexes).map(|_| Futex::default()).collect();
         let nt = wl.tasks.len() as u32;
+        let smt = (0..n).map(|c| m.topo.smt_mask[c].iter().map(|x| x as u32).collect()).collect();
+        let llc_cpus: Vec<Vec<u32>> = llcs.iter().map(|l| l.span.iter().map(|x| x as u32).collect()).collect();
+        let scan_cost = (0..n)
+            .map(|c| {
+                llc_cpus
+                    .iter()
+                    .map(|cs| cs.iter().map(|&o| cfg.costs.sis_probe + cfg.costs.line.get(m.dist(c, o as usize))).sum())
+                    .collect()
+            })
+            .collect();
         Ok(Sim {
+            scan_cost,
+            smt,
+            llc_cpus,
             t,
             q: EventQueue::with_capacity(4 * n + 64),
             tasks,
@@ -207,6 +232,7 @@ impl Sim {
             futexes,
             programs,
             rd_overloaded: false,
+            rd_line_owner: 0,
             nohz: Nohz::default(),
             tg_line_owner: 0,
             tg_line_free: 0,

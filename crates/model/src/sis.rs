@@ -53,8 +53,8 @@ impl Sim {
             has_idle_core = self.llcs[llc].has_idle_cores;
             if !has_idle_core && self.m.share_cache(prev, target) {
                 // select_idle_smt(p, sd, prev)
-                let sibs = self.m.topo.smt_mask[prev];
-                for s in sibs.iter() {
+                for i in 0..self.smt[prev].len() {
+                    let s = self.smt[prev][i] as usize;
                     if s == prev || !allowed.contains(s) || !self.m.llc_span[target].contains(s) {
                         continue;
                     }
@@ -78,7 +78,7 @@ impl Sim {
     /// `nr_idle_scan` CPUs (SIS_UTIL). Returns the CPU found and the scan's cost.
     fn select_idle_cpu(&mut self, this: usize, p: TaskId, has_idle_core: bool, target: usize) -> (Option<(usize, SisOutcome)>, Time) {
         let llc = self.cpus[target].llc as usize;
-        let mut cpus: CpuSet = self.m.llc_span[target].and(&self.tasks[p as usize].allowed);
+        let allowed = self.tasks[p as usize].allowed;
         let mut nr: i64 = i64::MAX;
         let mut cost: Time = 0;
         if self.f.SIS_UTIL {
@@ -88,19 +88,41 @@ impl Sim {
             }
         }
         self.wake.sis_scans += 1;
+        let n = self.llc_cpus[llc].len();
+        if self.llcs[llc].nr_avail_idle == 0 && self.m.llc_span[target].is_subset_of(&allowed) {
+            // No CPU of the LLC is idle: the scan probes as the loop below would and finds
+            // nothing. Charge exactly those probes without walking them.
+            let probes = if has_idle_core { n as u64 } else { (nr - 1).min(n as i64) as u64 };
+            let cost = if probes == n as u64 {
+                self.scan_cost_full(this, llc)
+            } else {
+                probes * (self.c.sis_probe + self.c.line.get(self.m.dist(this, target)))
+            };
+            self.wake.sis_probes += probes;
+            if has_idle_core {
+                self.llcs[llc].has_idle_cores = false;
+                let owner = self.llcs[llc].line_owner as usize;
+                self.llcs[llc].line_owner = this as u32;
+                return (None, cost + self.c.line.get(self.m.dist(this, owner)));
+            }
+            return (None, cost);
+        }
         let mut idle_cpu: Option<usize> = None;
         let mut probes = 0u64;
         let mut found: Option<(usize, SisOutcome)> = None;
-        let start = target + 1;
-        let scan = cpus;
-        for c in scan.iter_wrap(start) {
-            if !cpus.contains(c) {
-                continue; // removed as part of an already examined core
+        // for_each_cpu_wrap(cpu, cpus, target + 1) over the LLC's CPU list.
+        let start = self.llc_cpus[llc].partition_point(|&c| (c as usize) <= target);
+        let mut examined = CpuSet::new(); // cores already examined by select_idle_core
+        for k in 0..n {
+            let c = self.llc_cpus[llc][(start + k) % n] as usize;
+            if !allowed.contains(c) || examined.contains(c) {
+                continue;
             }
             if has_idle_core {
                 // select_idle_core(): every sibling must be idle.
                 let mut all_idle = true;
-                for s in self.m.topo.smt_mask[c].iter() {
+                for i in 0..self.smt[c].len() {
+                    let s = self.smt[c][i] as usize;
                     probes += 1;
                     cost += self.probe_cost(this, s);
                     if !self.available_idle(s) {
@@ -110,7 +132,7 @@ impl Sim {
                         }
                         continue;
                     }
-                    if idle_cpu.is_none() && cpus.contains(s) {
+                    if idle_cpu.is_none() && allowed.contains(s) {
                         idle_cpu = Some(s);
                     }
                 }
@@ -118,7 +140,9 @@ impl Sim {
                     found = Some((c, SisOutcome::IdleCore));
                     break;
                 }
-                cpus = cpus.and_not(&self.m.topo.smt_mask[c]);
+                for i in 0..self.smt[c].len() {
+                    examined.set(self.smt[c][i] as usize);
+                }
             } else {
                 nr -= 1;
                 if nr <= 0 {
@@ -148,6 +172,11 @@ impl Sim {
         (found, cost)
     }
 
+    /// Cost of probing every CPU of LLC `llc` from `this`.
+    fn scan_cost_full(&self, this: usize, llc: usize) -> Time {
+        self.scan_cost[this][llc]
+    }
+
     /// `__update_idle_core()`: when `cpu` switches to idle and all its SMT siblings are idle,
     /// set the LLC's has_idle_cores hint (a write to the LLC-shared line if it changes).
     pub(crate) fn update_idle_core(&mut self, cpu: usize) {
@@ -158,7 +187,7 @@ impl Sim {
         if self.llcs[llc].has_idle_cores {
             return;
         }
-        let all = self.m.topo.smt_mask[cpu].iter().all(|s| s == cpu || self.available_idle(s));
+        let all = self.smt[cpu].iter().all(|&s| s as usize == cpu || self.available_idle(s as usize));
         if all {
             let owner = self.llcs[llc].line_owner as usize;
             let c = self.c.line.get(self.m.dist(cpu, owner));

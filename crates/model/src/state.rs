@@ -176,6 +176,10 @@ pub struct Cpu {
     pub lb_continue: bool,
     /// Index of this CPU's LLC in `Sim::llcs`.
     pub llc: u32,
+    /// Cached `available_idle_cpu()`, kept in step with the LLC's idle count.
+    pub avail_idle: bool,
+    /// Load this CPU last added to the task group's `tg->load_avg` (`tg_load_avg_contrib`).
+    pub tg_load_contrib: u64,
     /// Accumulated time in each mode, for utilisation reports.
     pub busy_time: Time,
 }
@@ -188,6 +192,9 @@ pub struct LlcShared {
     /// SIS_UTIL depth, written at the periodic LLC-level balance.
     pub nr_idle_scan: u32,
     pub nr_busy_cpus: u32,
+    /// Number of CPUs of the LLC that are `available_idle_cpu()` right now (model bookkeeping,
+    /// not a kernel field: lets a scan of a fully busy LLC be charged without probing each CPU).
+    pub nr_avail_idle: u32,
     /// Which CPU last wrote the line (for transfer costs).
     pub line_owner: u32,
 }

@@ -39,7 +39,7 @@ impl Sim {
         if !self.m.topo.smt_active() {
             return 1.0;
         }
-        let busy = self.m.topo.smt_mask[cpu].iter().any(|s| s != cpu && self.cpus[s].curr != self.cpus[s].idle_task);
+        let busy = self.smt[cpu].iter().any(|&s| s as usize != cpu && self.cpus[s as usize].curr != self.cpus[s as usize].idle_task);
         if busy {
             self.c.smt_throughput / 2.0
         } else {
@@ -89,8 +89,8 @@ impl Sim {
         if !self.m.topo.smt_active() {
             return;
         }
-        let mask = self.m.topo.smt_mask[cpu];
-        for s in mask.iter() {
+        for i in 0..self.smt[cpu].len() {
+            let s = self.smt[cpu][i] as usize;
             if s != cpu && self.cpus[s].mode == Mode::User && self.cpus[s].irqs_off == 0 {
                 self.suspend_user(s);
                 self.start_user(s);

@@ -150,6 +150,7 @@ impl Sim {
         c.ttwu_pending = true;
         let was_empty = c.csd.is_empty();
         c.csd.push_back(Csd::Ttwu(p));
+        self.refresh_idle(target);
         let line = self.c.line.get(self.m.dist(this, target));
         self.charge(this, line);
         if was_empty {
@@ -298,6 +299,7 @@ impl Sim {
                     }
                 }
                 self.cpus[cpu].ttwu_pending = false;
+                self.refresh_idle(cpu);
                 self.lock_release(cpu, LockId::Rq(cpu as u32));
                 Flow::Pop
             }
