@@ -20,6 +20,39 @@
 //! | `syscalls` | the behaviour language: compute, pipes/sockets, futexes, sleeps, exit |
 //! | `locks` | rq locks as FIFO spinlocks with cache-line hand-off |
 //! | `features` | the feature registry (features.h) |
+//!
+//! ## A first simulation
+//!
+//! A run needs a machine (topology + sched domains), a cost profile, the feature flags, a seed
+//! and a workload. Here two tasks ping-pong over two pipes, as `perf bench sched pipe` does, on
+//! the 8-CPU test machine:
+//!
+//! ```
+//! use wakesim_model::{Config, Features, Sim};
+//!
+//! let machine = wakesim_machine::preset("test-smt2").unwrap();
+//! let costs = wakesim_costs::profile_for(&machine.cost_profile).unwrap();
+//! let wl = wakesim_workloads::from_command_line(
+//!     &["perf", "bench", "sched", "pipe", "-l", "1000"].map(String::from),
+//! )
+//! .unwrap();
+//! let cfg = Config { machine, costs, features: Features::default(), seed: 1, duration_cap: 1_000_000_000 };
+//! let result = Sim::new(cfg, &wl).unwrap().run();
+//!
+//! // The benchmark's own output, as perf prints it...
+//! assert!(wl.reporter.render(&result.outcome).contains("usecs/op"));
+//! // ...and the statistics that explain it: every round trip is two sync wakeups (the very
+//! // first message may find its reader not yet asleep).
+//! let w = result.stats.wake.wakeups_sync;
+//! assert!((1998..=2000).contains(&w), "{w}");
+//! ```
+//!
+//! ## How time is charged
+//!
+//! Read [`exec`] first: every mechanism is a continuation ("frame") on the kernel stack of the
+//! task the CPU runs; a frame occupies its CPU for each step it takes, so a waker that scans
+//! 16 CPUs and locks a remote runqueue finishes its own work later, and a CPU busy balancing
+//! with interrupts off takes the next IPI later. Nothing is added to a result afterwards.
 
 mod balance;
 pub mod eevdf;
@@ -42,6 +75,7 @@ pub mod state;
 mod syscalls;
 mod ttwu;
 pub mod tunables;
+#[doc(hidden)] pub mod testkit;
 
 pub use features::Features;
 pub use run::RunResult;
