@@ -18,8 +18,10 @@ pub enum Cmd {
     Machines(MachinesArgs),
     /// List the workloads (benchmarks) and the flags each accepts.
     Workloads,
-    /// List the model's feature flags (kernel/sched/features.h style) and their defaults.
+    /// List the model's feature flags (kernel/sched/features.h style) and their value per kernel.
     Features,
+    /// List the kernel profiles and what differs between them.
+    Kernels,
     /// Measure the engine: simulated events per second and simulated time per wall second.
     Bench(BenchArgs),
 }
@@ -32,7 +34,10 @@ pub struct RunArgs {
     /// Cost-profile overrides (TOML) on top of the machine's profile.
     #[arg(long)]
     pub costs: Option<PathBuf>,
-    /// Feature changes on top of the defaults: `+NAME,-NAME`.
+    /// Kernel profile whose mainline behaviour to model (see `wakesim kernels`).
+    #[arg(long, default_value = "v6.6")]
+    pub kernel: String,
+    /// Feature changes on top of the kernel profile: `+NAME,-NAME`.
     #[arg(long, allow_hyphen_values = true)]
     pub features: Option<String>,
     /// Seed of every random stream of the run.

@@ -2,6 +2,7 @@
 
 use crate::args::{MachinesArgs, MachinesCmd};
 use crate::UserError;
+use wakesim_model::features::KERNELS;
 use wakesim_model::Features;
 
 pub fn machines(a: MachinesArgs) -> Result<(), UserError> {
@@ -38,12 +39,39 @@ pub fn workloads() -> Result<(), UserError> {
     Ok(())
 }
 
+/// One column per kernel profile: `+` on, `-` off.
 pub fn features() -> Result<(), UserError> {
-    let d = Features::default();
+    let kernels: Vec<(&str, Features)> =
+        KERNELS.iter().map(|k| (k.name, Features::for_kernel(k.name).expect("built-in profile"))).collect();
     let w = Features::ALL.iter().map(|f| f.0.len()).max().unwrap_or(0);
+    print!("{:<w$}", "feature");
+    for (k, _) in &kernels {
+        print!(" {k:>6}");
+    }
+    println!("  description");
     for (name, doc) in Features::ALL {
-        let on = if d.get(name) == Some(true) { "on " } else { "off" };
-        println!("{name:<w$}  {on}  {}", doc.trim());
+        print!("{name:<w$}");
+        for (_, f) in &kernels {
+            print!(" {:>6}", if f.get(name) == Some(true) { "+" } else { "-" });
+        }
+        println!("  {}", doc.trim());
+    }
+    Ok(())
+}
+
+pub fn kernels() -> Result<(), UserError> {
+    let base = Features::default();
+    for k in KERNELS {
+        println!("{:<6}  {}", k.name, k.summary);
+        let f = Features::for_kernel(k.name).expect("built-in profile");
+        let diff: Vec<String> = Features::ALL
+            .iter()
+            .filter(|(n, _)| f.get(n) != base.get(n))
+            .map(|(n, _)| format!("{}{n}", if f.get(n) == Some(true) { "+" } else { "-" }))
+            .collect();
+        if !diff.is_empty() {
+            println!("        vs v6.6: {}", diff.join(","));
+        }
     }
     Ok(())
 }

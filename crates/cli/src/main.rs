@@ -41,6 +41,7 @@ fn main() {
         args::Cmd::Machines(a) => info::machines(a),
         args::Cmd::Workloads => info::workloads(),
         args::Cmd::Features => info::features(),
+        args::Cmd::Kernels => info::kernels(),
         args::Cmd::Bench(a) => bench::bench(a),
     };
     if let Err(UserError(msg)) = result {

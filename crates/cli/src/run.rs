@@ -27,10 +27,13 @@ pub fn resolve_costs(m: &Machine, file: Option<&std::path::Path>) -> Result<Cost
     }
 }
 
-/// `+NAME,-NAME` (a bare NAME means +NAME).
-pub fn parse_features(spec: Option<&str>) -> Result<Features, UserError> {
-    let mut f = Features::default();
-    let Some(spec) = spec else { return Ok(f) };
+/// The kernel profile's features, then `+NAME,-NAME` (a bare NAME means +NAME) on top.
+pub fn parse_features(kernel: &str, spec: Option<&str>) -> Result<Features, UserError> {
+    let mut f = Features::for_kernel(kernel).map_err(UserError)?;
+    let Some(spec) = spec else {
+        f.check().map_err(UserError)?;
+        return Ok(f);
+    };
     for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         let (on, name) = match item.as_bytes()[0] {
             b'+' => (true, &item[1..]),
@@ -39,6 +42,7 @@ pub fn parse_features(spec: Option<&str>) -> Result<Features, UserError> {
         };
         f.set(name, on).map_err(UserError)?;
     }
+    f.check().map_err(|e| UserError(format!("kernel {kernel} with --features {spec}: {e}")))?;
     Ok(f)
 }
 
@@ -62,6 +66,7 @@ struct EngineBlock {
 struct RunJson<'a> {
     wakesim_version: &'static str,
     machine: &'a str,
+    kernel: &'a str,
     cost_profile: &'a str,
     features: &'a Features,
     seed: u64,
@@ -86,7 +91,7 @@ pub fn run(a: RunArgs) -> Result<(), UserError> {
     }
     let machine = resolve_machine(&a.machine)?;
     let costs = resolve_costs(&machine, a.costs.as_deref())?;
-    let features = parse_features(a.features.as_deref())?;
+    let features = parse_features(&a.kernel, a.features.as_deref())?;
     let (wl, cmd) = resolve_workload(&a)?;
     let cfg = Config { machine: machine.clone(), costs: costs.clone(), features, seed: a.seed, duration_cap: (a.duration * SEC as f64) as u64 };
     let sim = Sim::new(cfg, &wl).map_err(UserError)?;
@@ -109,6 +114,7 @@ pub fn run(a: RunArgs) -> Result<(), UserError> {
         let doc = RunJson {
             wakesim_version: env!("CARGO_PKG_VERSION"),
             machine: &machine.name,
+            kernel: &a.kernel,
             cost_profile: &costs.name,
             features: &features,
             seed: a.seed,

@@ -52,7 +52,7 @@ impl CfsRq {
         self.queued.len() as u32 + self.curr_on_rq as u32
     }
 
-    fn key(&self, v: i64) -> i64 {
+    pub(crate) fn key(&self, v: i64) -> i64 {
         v - self.min_vruntime
     }
 
@@ -113,7 +113,8 @@ impl CfsRq {
     }
 
     /// `update_curr()`: charge `now − exec_start` to the running entity. Returns true when its
-    /// deadline was reached and it must be rescheduled (`update_deadline` with nr_running > 1).
+    /// deadline was reached and it must be rescheduled (`update_deadline` with nr_running > 1;
+    /// EEVDF only — CFS decides at the tick, `check_preempt_tick`).
     pub fn update_curr(&mut self, tasks: &mut [Task], now: Time) -> bool {
         if self.curr == NO_TASK {
             return false;
@@ -135,8 +136,12 @@ impl CfsRq {
         resched && self.nr_running() > 1
     }
 
-    /// `place_entity()` + `__enqueue_entity()` for a waking, migrated-in or new task.
+    /// `place_entity()` + `__enqueue_entity()` for a waking, migrated-in or new task. `slice` is
+    /// the EEVDF base slice, or with CFS the latency period.
     pub fn enqueue(&mut self, tasks: &mut [Task], t: TaskId, f: &Features, initial: bool, slice: i64) {
+        if !f.EEVDF {
+            return self.enqueue_cfs(tasks, t, initial, slice);
+        }
         let v_now = self.v(tasks);
         let nr = self.nr_running();
         let mut load = self.avg_load;
@@ -184,6 +189,7 @@ impl CfsRq {
         self.curr_on_rq = true;
         let p = &mut tasks[t as usize];
         p.se.exec_start = now;
+        p.se.prev_sum_exec = p.se.sum_exec_runtime;
         p.se.protect_deadline = Some(p.se.deadline);
     }
 
@@ -211,6 +217,26 @@ impl CfsRq {
         p.on_rq = false;
         self.load -= p.weight;
         self.util_est = self.util_est.saturating_sub(p.util_est);
+    }
+
+    /// The entity to run next: EEVDF's pick, or CFS's leftmost vruntime.
+    pub fn pick(&self, tasks: &[Task], f: &Features) -> TaskId {
+        if f.EEVDF {
+            self.pick_eevdf(tasks, f)
+        } else {
+            self.pick_cfs(tasks)
+        }
+    }
+
+    /// Inserts `t` into the tree with its vruntime already set (CFS placement).
+    pub(crate) fn insert(&mut self, tasks: &mut [Task], t: TaskId) {
+        let p = &mut tasks[t as usize];
+        p.on_rq = true;
+        self.load += p.weight;
+        let p = &tasks[t as usize];
+        self.avg_add(p);
+        self.queued.push(t);
+        self.util_est += p.util_est;
     }
 
     /// `pick_eevdf()`: the eligible entity with the earliest deadline; with RUN_TO_PARITY the

@@ -32,13 +32,17 @@ impl Sim {
         }
         // Only when the cfs_rq's load moved by more than 1/64 of what it last contributed
         // (`update_tg_load_avg`, v6.6; the v6.7 1 ms rate limit is a kernel-profile matter).
+        let now = self.now();
+        if self.f.TG_LOAD_RATELIMIT && now.saturating_sub(self.cpus[cpu].tg_last_update) < wakesim_engine::MSEC {
+            return; // v6.7: at most once per ms per cfs_rq
+        }
         let load = self.cpus[cpu].cfs.avg.load_avg as i64;
         let contrib = self.cpus[cpu].tg_load_contrib as i64;
         if (load - contrib).abs() * 64 <= contrib {
             return;
         }
         self.cpus[cpu].tg_load_contrib = load as u64;
-        let now = self.now();
+        self.cpus[cpu].tg_last_update = now;
         let transfer = self.c.line.get(self.m.dist(cpu, self.tg_line_owner as usize));
         let start = now.max(self.tg_line_free);
         let done = start + transfer + self.c.tg_load_update;
@@ -74,7 +78,7 @@ impl Sim {
             let (avg, w) = (self.tasks[p as usize].avg, self.tasks[p as usize].weight);
             self.cpus[cpu].cfs.avg.attach(&avg, w);
         }
-        let slice = self.t.base_slice as i64;
+        let slice = if self.f.EEVDF { self.t.base_slice } else { self.t.cfs_latency } as i64;
         let f = self.f;
         self.cpus[cpu].cfs.enqueue(&mut self.tasks, p, &f, initial, slice);
         let c = &mut self.cpus[cpu];
@@ -132,6 +136,12 @@ impl Sim {
             (t.avg, t.weight)
         };
         self.cpus[old].cfs.avg.detach(&avg, w);
+        if !self.f.EEVDF {
+            // CFS keeps vruntime relative to min_vruntime across runqueues
+            // (migrate_task_rq_fair / enqueue_entity with ENQUEUE_MIGRATED).
+            let delta = self.cpus[new].cfs.min_vruntime - self.cpus[old].cfs.min_vruntime;
+            self.tasks[p as usize].se.vruntime += delta;
+        }
         let d = self.m.dist(old, new);
         self.wake.migrations_by_dist[d.index()] += 1;
         let t = &mut self.tasks[p as usize];

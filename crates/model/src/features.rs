@@ -70,4 +70,82 @@ features! {
     NOHZ_IDLE_BALANCE = true,
     /// Tasks recently run (within migration_cost) resist migration (task_hot).
     CACHE_HOT = true,
+    /// EEVDF picking (v6.6+); off = CFS (vruntime, min/wakeup granularity, sleeper credit).
+    EEVDF = true,
+    /// Same-LLC wakelist when the wakee is still descheduling on its CPU (WF_ON_CPU, v5.8).
+    TTWU_QUEUE_ON_CPU = true,
+    /// Idle-scan depth from avg_idle / avg_scan_cost (SIS_PROP, default before v6.0).
+    SIS_PROP = false,
+    /// Task-group load_avg updated at most once per ms per cfs_rq (v6.7, 1528c661c24b).
+    TG_LOAD_RATELIMIT = false,
+    /// Skip newidle balance when schedule() is entered from the idle task (K Prateek Nayak RFC, 2024).
+    NEWIDLE_SKIP_IPI = false,
+    /// schedule_idle() returns at once when nothing is runnable (v6.12, 3dcac251b066).
+    SM_IDLE = false,
+}
+
+/// A kernel profile: the mainline behaviour of one kernel version, as feature settings on top
+/// of the defaults (which are v6.6).
+pub struct KernelProfile {
+    pub name: &'static str,
+    pub summary: &'static str,
+    /// (feature, value) pairs applied to `Features::default()`.
+    pub set: &'static [(&'static str, bool)],
+}
+
+/// The profiles, oldest first. Sources: research/kernel-wakeup.md §2.4, §3.6, §4.9, §5.4,
+/// §10.4, §11.3–11.5 and the commit ids named there.
+pub const KERNELS: &[KernelProfile] = &[
+    KernelProfile {
+        name: "v4.15",
+        summary: "CFS; SIS_PROP scan depth; wake_affine_weight moves on ties; no wakelist within an LLC; call-function IPIs always sent",
+        set: &[("EEVDF", false), ("SIS_PROP", true), ("SIS_UTIL", false), ("WA_WEIGHT_NOEQUAL", false), ("TTWU_QUEUE_ON_CPU", false), ("TTWU_QUEUE_IDLE", false), ("CSD_POLL", false)],
+    },
+    KernelProfile {
+        name: "v5.19",
+        summary: "CFS; SIS_PROP; tie rule (082f764a2f3f); CSD_POLL (b2a02fc43a1f); same-LLC wakelist only for WF_ON_CPU with nr_running <= 1",
+        set: &[("EEVDF", false), ("SIS_PROP", true), ("SIS_UTIL", false), ("TTWU_QUEUE_IDLE", false)],
+    },
+    KernelProfile {
+        name: "v6.0",
+        summary: "CFS; SIS_UTIL replaces SIS_PROP; same-LLC wakelist to an empty runqueue (f3dd3f674555)",
+        set: &[("EEVDF", false)],
+    },
+    KernelProfile { name: "v6.5", summary: "the last CFS kernel", set: &[("EEVDF", false)] },
+    KernelProfile { name: "v6.6", summary: "EEVDF (147f3efaa241): lag placement, virtual deadlines, run-to-parity", set: &[] },
+    KernelProfile {
+        name: "v6.7",
+        summary: "EEVDF; tg->load_avg updates rate-limited to once per ms per cfs_rq (1528c661c24b); SIS_PROP removed",
+        set: &[("TG_LOAD_RATELIMIT", true)],
+    },
+    KernelProfile {
+        name: "v6.12",
+        summary: "EEVDF; SM_IDLE idle re-entry fast path (3dcac251b066)",
+        set: &[("TG_LOAD_RATELIMIT", true), ("SM_IDLE", true)],
+    },
+];
+
+impl Features {
+    /// The features of a kernel profile, or an error listing the known profiles.
+    pub fn for_kernel(name: &str) -> Result<Features, String> {
+        let k = KERNELS.iter().find(|k| k.name == name).ok_or_else(|| {
+            format!("unknown kernel profile '{}' (known: {})", name, KERNELS.iter().map(|k| k.name).collect::<Vec<_>>().join(", "))
+        })?;
+        let mut f = Features::default();
+        for (n, v) in k.set {
+            f.set(n, *v).expect("profile names a known feature");
+        }
+        Ok(f)
+    }
+
+    /// Feature combinations that no kernel had and that the model cannot run meaningfully.
+    pub fn check(&self) -> Result<(), String> {
+        if self.SIS_PROP && self.SIS_UTIL {
+            return Err("SIS_PROP and SIS_UTIL both limit the idle scan; enable one (-SIS_UTIL or -SIS_PROP)".into());
+        }
+        if self.SM_IDLE && self.NEWIDLE_SKIP_IPI {
+            return Err("SM_IDLE supersedes NEWIDLE_SKIP_IPI; enable one of them".into());
+        }
+        Ok(())
+    }
 }

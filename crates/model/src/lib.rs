@@ -10,6 +10,7 @@
 //! | `sis` | `select_idle_sibling`, `select_idle_cpu`, SIS_UTIL, `has_idle_cores` |
 //! | `schedule` | `__schedule`, `pick_next_task_fair`, context switch |
 //! | `eevdf` | EEVDF: `avg_vruntime`, `place_entity`, `pick_eevdf`, `update_curr` |
+//! | `cfs` | pre-EEVDF CFS (≤ v6.5): sleeper credit, `check_preempt_tick`, `wakeup_gran` |
 //! | `idle` | `do_idle`, idle-state governor, `schedule_idle` |
 //! | `newidle` | `sched_balance_newidle` |
 //! | `balance` | `load_balance` / `sched_balance_rq` |
@@ -55,6 +56,7 @@
 //! with interrupts off takes the next IPI later. Nothing is added to a result afterwards.
 
 mod balance;
+mod cfs;
 pub mod eevdf;
 mod enqueue;
 pub mod exec;

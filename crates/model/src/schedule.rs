@@ -27,6 +27,14 @@ impl Sim {
             }
             1 => {
                 self.sched[cpu].sched_count += 1;
+                if self.f.SM_IDLE && self.tasks[prev as usize].is_idle && !preempt && self.cpus[cpu].nr_running == 0 {
+                    // SM_IDLE (v6.12): schedule_idle() with nothing runnable goes straight back
+                    // to idle, skipping pick_next_task() and so newidle balancing.
+                    self.cpus[cpu].need_resched = false;
+                    self.lock_release(cpu, LockId::Rq(cpu as u32));
+                    self.cpus[cpu].irqs_off -= 1;
+                    return self.busy(cpu, 0, fr(5, prev));
+                }
                 let mut cost = self.c.pick;
                 let p = &self.tasks[prev as usize];
                 if !p.is_idle && p.state != TState::Runnable && self.cpus[cpu].cfs.curr == prev && self.cpus[cpu].cfs.curr_on_rq {
@@ -40,6 +48,10 @@ impl Sim {
                     }
                 }
                 if self.cpus[cpu].cfs.nr_running() == 0 {
+                    if self.f.NEWIDLE_SKIP_IPI && self.tasks[prev as usize].is_idle {
+                        // K Prateek Nayak's RFC (2024): entered from the idle task, skip newidle.
+                        return self.busy(cpu, cost, fr(3, NO_TASK));
+                    }
                     // pick_next_task_fair() found nothing: sched_balance_newidle().
                     self.charge(cpu, cost);
                     let ni = Frame::Newidle { phase: 0, level: 0, t0: 0, tl: 0, cost_sum: 0, pulled: false };
@@ -87,7 +99,7 @@ impl Sim {
             c.cfs.curr_on_rq = false;
             return c.idle_task;
         }
-        let next = c.cfs.pick_eevdf(&self.tasks, &f);
+        let next = c.cfs.pick(&self.tasks, &f);
         if next == prev && c.cfs.curr == prev && c.cfs.curr_on_rq {
             return prev;
         }

@@ -88,6 +88,7 @@ impl Sim {
                     nr_idle_scan: span.weight() as u32,
                     nr_busy_cpus: 0,
                     nr_avail_idle: span.weight() as u32,
+                    avg_scan_cost: 0,
                     line_owner: id,
                 }
             })
@@ -139,6 +140,9 @@ impl Sim {
                 llc,
                 avail_idle: true,
                 tg_load_contrib: 0,
+                tg_last_update: 0,
+                wake_avg_idle: 0,
+                wake_stamp: 0,
                 busy_time: 0,
             });
         }

@@ -78,16 +78,52 @@ impl Sim {
     /// `nr_idle_scan` CPUs (SIS_UTIL). Returns the CPU found and the scan's cost.
     fn select_idle_cpu(&mut self, this: usize, p: TaskId, has_idle_core: bool, target: usize) -> (Option<(usize, SisOutcome)>, Time) {
         let llc = self.cpus[target].llc as usize;
-        let allowed = self.tasks[p as usize].allowed;
         let mut nr: i64 = i64::MAX;
-        let mut cost: Time = 0;
+        let cost: Time = 0;
         if self.f.SIS_UTIL {
             nr = self.llcs[llc].nr_idle_scan as i64 + 1;
             if nr == 1 {
                 return (None, cost);
             }
         }
+        let prop = self.f.SIS_PROP && !has_idle_core;
+        if prop {
+            nr = self.sis_prop_depth(this, llc) as i64;
+        }
         self.wake.sis_scans += 1;
+        let (found, cost) = self.select_idle_cpu_scan(this, p, has_idle_core, target, nr);
+        if prop {
+            // Account the scan time against this CPU's idle budget and the LLC's average.
+            let c = &mut self.cpus[this];
+            c.wake_avg_idle -= c.wake_avg_idle.min(cost);
+            let l = &mut self.llcs[llc];
+            l.avg_scan_cost = (l.avg_scan_cost as i64 + (cost as i64 - l.avg_scan_cost as i64) / 8) as u64;
+        }
+        (found, cost)
+    }
+
+    /// SIS_PROP scan depth (v5.13–v6.6 form): the waker CPU's decayed `wake_avg_idle` spread over
+    /// the LLC, divided by the average scan cost; at least 4.
+    fn sis_prop_depth(&mut self, this: usize, llc: usize) -> u64 {
+        let j = self.jiffies();
+        let c = &mut self.cpus[this];
+        while c.wake_stamp < j && c.wake_avg_idle > 0 {
+            c.wake_stamp += 1;
+            c.wake_avg_idle >>= 1;
+        }
+        let avg_cost = self.llcs[llc].avg_scan_cost + 1;
+        let span_avg = self.llc_cpus[llc].len() as u64 * self.cpus[this].wake_avg_idle;
+        if span_avg > 4 * avg_cost {
+            span_avg / avg_cost
+        } else {
+            4
+        }
+    }
+
+    fn select_idle_cpu_scan(&mut self, this: usize, p: TaskId, has_idle_core: bool, target: usize, mut nr: i64) -> (Option<(usize, SisOutcome)>, Time) {
+        let llc = self.cpus[target].llc as usize;
+        let allowed = self.tasks[p as usize].allowed;
+        let mut cost: Time = 0;
         let n = self.llc_cpus[llc].len();
         if self.llcs[llc].nr_avail_idle == 0 && self.m.llc_span[target].is_subset_of(&allowed) {
             // No CPU of the LLC is idle: the scan probes as the loop below would and finds

@@ -37,6 +37,8 @@ pub struct Entity {
     pub protect_deadline: Option<i64>,
     pub exec_start: Time,
     pub sum_exec_runtime: Time,
+    /// sum_exec_runtime when last picked (CFS tick preemption measures the slice from here).
+    pub prev_sum_exec: Time,
 }
 
 /// Per-task statistics (`/proc/<pid>/sched` subset).
@@ -180,6 +182,10 @@ pub struct Cpu {
     pub avail_idle: bool,
     /// Load this CPU last added to the task group's `tg->load_avg` (`tg_load_avg_contrib`).
     pub tg_load_contrib: u64,
+    pub tg_last_update: Time,
+    /// SIS_PROP: `wake_avg_idle` and its jiffies stamp.
+    pub wake_avg_idle: Time,
+    pub wake_stamp: u64,
     /// Accumulated time in each mode, for utilisation reports.
     pub busy_time: Time,
 }
@@ -195,6 +201,8 @@ pub struct LlcShared {
     /// Number of CPUs of the LLC that are `available_idle_cpu()` right now (model bookkeeping,
     /// not a kernel field: lets a scan of a fully busy LLC be charged without probing each CPU).
     pub nr_avail_idle: u32,
+    /// SIS_PROP: `sd_llc->avg_scan_cost`, EWMA (1/8) of the scan's duration.
+    pub avg_scan_cost: Time,
     /// Which CPU last wrote the line (for transfer costs).
     pub line_owner: u32,
 }

@@ -137,8 +137,9 @@ impl Sim {
             // v6.0 (f3dd3f674555): whenever the target runqueue is empty.
             return self.cpus[target].nr_running == 0;
         }
-        // v5.8..v5.19 (2ebb17717550 + 28156108fecb): only if the wakee is still descheduling there.
-        on_cpu && self.cpus[target].nr_running == 0
+        // v5.8..v5.19 (2ebb17717550): only if the wakee is still descheduling there and the
+        // target runs at most one task; before v5.8 never within an LLC (518cd6234178).
+        self.f.TTWU_QUEUE_ON_CPU && on_cpu && self.cpus[target].nr_running <= 1
     }
 
     /// `__ttwu_queue_wakelist()`: push `p` on `target`'s call_single_queue, mark ttwu_pending,
@@ -225,10 +226,14 @@ impl Sim {
             return;
         }
         let now = self.now();
-        let mut resched = self.cpus[rq].cfs.update_curr(&mut self.tasks, now);
+        let mut resched = self.cpus[rq].cfs.update_curr(&mut self.tasks, now) && self.f.EEVDF;
         if !resched {
             let f = self.f;
-            resched = self.cpus[rq].cfs.pick_eevdf(&self.tasks, &f) == p;
+            resched = if f.EEVDF {
+                self.cpus[rq].cfs.pick_eevdf(&self.tasks, &f) == p
+            } else {
+                self.cpus[rq].cfs.cfs_wakeup_preempts(&self.tasks, p, &self.t)
+            };
             if resched {
                 self.wake.wakeup_preemptions += 1;
             }
@@ -252,6 +257,9 @@ impl Sim {
             let na = avg + (delta as i64 - avg) / 8;
             c.avg_idle = (na.max(0) as u64).min(2 * c.max_idle_balance_cost);
             c.idle_stamp = 0;
+            // SIS_PROP bookkeeping (v5.13–v6.6): wake_avg_idle starts at half of avg_idle.
+            c.wake_stamp = now / self.t.tick_nsec();
+            c.wake_avg_idle = c.avg_idle / 2;
         }
     }
 

@@ -12,13 +12,27 @@ pub struct Tunables {
     pub migration_cost: Time,
     /// `sysctl_sched_nr_migrate` = 32 (SCHED_NR_MIGRATE_BREAK, sched.h).
     pub nr_migrate: u32,
+    /// CFS (≤ v6.5) `sysctl_sched_latency` = 6 ms × factor.
+    pub cfs_latency: Time,
+    /// CFS `sysctl_sched_min_granularity` = 0.75 ms × factor.
+    pub cfs_min_gran: Time,
+    /// CFS `sysctl_sched_wakeup_granularity` = 1 ms × factor.
+    pub cfs_wakeup_gran: Time,
 }
 
 impl Tunables {
     /// Defaults for a machine of `ncpus` CPUs (`get_update_sysctl_factor()`, SCHED_TUNABLESCALING_LOG).
     pub fn for_cpus(ncpus: usize) -> Self {
         let factor = 1 + (ncpus.clamp(1, 8) as u64).ilog2() as u64;
-        Tunables { hz: 1000, base_slice: 750 * USEC * factor, migration_cost: 500 * USEC, nr_migrate: 32 }
+        Tunables {
+            hz: 1000,
+            base_slice: 750 * USEC * factor,
+            migration_cost: 500 * USEC,
+            nr_migrate: 32,
+            cfs_latency: 6 * MSEC * factor,
+            cfs_min_gran: 750 * USEC * factor,
+            cfs_wakeup_gran: 1000 * USEC * factor,
+        }
     }
 
     pub fn tick_nsec(&self) -> Time {
