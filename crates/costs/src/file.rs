@@ -78,6 +78,13 @@ const SCALARS: &[(&str, Get, Set)] = &[
         |p| p.tg_load_update,
         |p, v| p.tg_load_update = v,
     ),
+    ("unix_send", |p| p.unix_send, |p, v| p.unix_send = v),
+    ("unix_recv", |p| p.unix_recv, |p, v| p.unix_recv = v),
+    ("tcp_send", |p| p.tcp_send, |p, v| p.tcp_send = v),
+    ("tcp_recv", |p| p.tcp_recv, |p, v| p.tcp_recv = v),
+    ("udp_send", |p| p.udp_send, |p, v| p.udp_send = v),
+    ("udp_recv", |p| p.udp_recv, |p, v| p.udp_recv = v),
+    ("call_function", |p| p.call_function, |p, v| p.call_function = v),
 ];
 
 type LineGet = fn(&LineCosts) -> u64;

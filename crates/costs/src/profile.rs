@@ -108,6 +108,18 @@ pub struct CostProfile {
     pub migration_penalty: LineCosts,
     /// Throughput of a core with two busy SMT siblings relative to one busy thread (e.g. 1.15).
     pub smt_throughput: f64,
+    /// Per-message protocol work beyond the syscall and the copy, charged on the sending and on
+    /// the receiving CPU: unix stream sockets, loopback TCP (incl. the NET_RX softirq that runs
+    /// on the sender's CPU) and loopback UDP.
+    pub unix_send: u64,
+    pub unix_recv: u64,
+    pub tcp_send: u64,
+    pub tcp_recv: u64,
+    pub udp_send: u64,
+    pub udp_recv: u64,
+    /// `smp_call_function_single()` on the sender beyond the queueing and the IPI send
+    /// (csd lock, argument setup), and the handler body on the target.
+    pub call_function: u64,
 }
 
 impl CostProfile {

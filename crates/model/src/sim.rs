@@ -13,7 +13,7 @@ use wakesim_costs::CostProfile;
 use wakesim_engine::{stream_id, EventQueue, RngStream, Time};
 use wakesim_machine::{CpuSet, Machine};
 use wakesim_stats::{CpuSchedstat, DomainSchedstat, LatencyHist, NewidleLevel, NewidleStats, WakeStats};
-use wakesim_workloads::{ChanKind, MarkRecord, Program, Workload};
+use wakesim_workloads::{ChanKind, MarkRecord, Op, Program, Workload};
 
 /// Everything one run needs besides the workload.
 #[derive(Clone)]
@@ -38,6 +38,8 @@ pub struct Sim {
     pub llcs: Vec<LlcShared>,
     pub chans: Vec<Chan>,
     pub futexes: Vec<Futex>,
+    pub barriers: Vec<Barrier>,
+    pub mutexes: Vec<Mutex>,
     pub programs: Vec<Program>,
     /// SMT siblings of each CPU including itself, ascending (`cpu_smt_mask` as a list, so the hot
     /// path does not scan a 1024-bit set).
@@ -174,6 +176,11 @@ impl Sim {
         let mut programs = Vec::with_capacity(wl.tasks.len());
         let first_task = tasks.len() as TaskId;
         for (i, ts) in wl.tasks.iter().enumerate() {
+            if let Some(a) = ts.allowed {
+                if let Some(bad) = a.iter().find(|&c| c >= n) {
+                    return Err(format!("task '{}' may run on CPU {bad}, but machine '{}' has {n} CPUs (0-{})", ts.name, m.name, n - 1));
+                }
+            }
             let allowed = ts.allowed.map(|a| a.and(&all)).unwrap_or(all);
             if allowed.is_empty() {
                 return Err(format!("task '{}' may run on no CPU of machine '{}'", ts.name, m.name));
@@ -198,19 +205,46 @@ impl Sim {
             );
             task.state = TState::Sleeping;
             task.stack.push(Frame::User);
+            task.smt_throughput = ts.smt_throughput.unwrap_or(cfg.costs.smt_throughput);
             tasks.push(task);
         }
         let chans = wl
             .channels
             .iter()
-            .map(|ch| Chan {
-                capacity: ch.capacity,
-                sync: true,
-                softirq_wake: matches!(ch.kind, ChanKind::TcpLoopback | ChanKind::UdpLoopback),
-                ..Default::default()
+            .map(|ch| {
+                let (send_cost, recv_cost) = match ch.kind {
+                    ChanKind::Pipe => (0, 0),
+                    ChanKind::UnixStream => (cfg.costs.unix_send, cfg.costs.unix_recv),
+                    ChanKind::TcpLoopback => (cfg.costs.tcp_send, cfg.costs.tcp_recv),
+                    ChanKind::UdpLoopback => (cfg.costs.udp_send, cfg.costs.udp_recv),
+                };
+                Chan {
+                    capacity: ch.capacity,
+                    sync: true,
+                    softirq_wake: matches!(ch.kind, ChanKind::TcpLoopback | ChanKind::UdpLoopback),
+                    send_cost,
+                    recv_cost,
+                    ..Default::default()
+                }
             })
             .collect();
         let futexes = (0..wl.futexes).map(|_| Futex::default()).collect();
+        // Barriers and mutexes are named by id in the programs; size their tables up front.
+        let (mut nb, mut nm) = (0usize, 0usize);
+        for (ts, prog) in wl.tasks.iter().zip(&programs) {
+            for op in prog {
+                match *op {
+                    Op::Barrier { id, .. } => nb = nb.max(id as usize + 1),
+                    Op::Lock { id } | Op::Unlock { id } => nm = nm.max(id as usize + 1),
+                    Op::CallFunc { cpu, .. } if cpu as usize >= n => {
+                        return Err(format!("task '{}' calls a function on CPU {cpu}, but machine '{}' has {n} CPUs", ts.name, m.name));
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let barriers = vec![Barrier::default(); nb];
+        let mutexes = vec![Mutex::default(); nm];
         let nt = wl.tasks.len() as u32;
         let smt = (0..n).map(|c| m.topo.smt_mask[c].iter().map(|x| x as u32).collect()).collect();
         let llc_cpus: Vec<Vec<u32>> = llcs.iter().map(|l| l.span.iter().map(|x| x as u32).collect()).collect();
@@ -234,6 +268,8 @@ impl Sim {
             llcs,
             chans,
             futexes,
+            barriers,
+            mutexes,
             programs,
             rd_overloaded: false,
             rd_line_owner: 0,
@@ -320,5 +356,8 @@ fn new_task(
         switched_in: 0,
         sys_wake: NO_TASK,
         sys_wake_left: 0,
+        wake_list: VecDeque::new(),
+        timer_next: 0,
+        smt_throughput: 1.15,
     }
 }

@@ -98,6 +98,12 @@ pub struct Task {
     /// Task a syscall in progress is about to wake, and how many more futex wakes remain.
     pub sys_wake: TaskId,
     pub sys_wake_left: u32,
+    /// Tasks a futex wake, barrier release or unlock is waking, one try_to_wake_up each.
+    pub wake_list: VecDeque<TaskId>,
+    /// Next period boundary of the task's periodic timer (0 = not started).
+    pub timer_next: Time,
+    /// Core throughput with both SMT siblings busy, for this task's code.
+    pub smt_throughput: f64,
 }
 
 /// Function-call CSDs queued on a CPU's `call_single_queue` (the ttwu wakelist shares it).
@@ -105,6 +111,8 @@ pub struct Task {
 pub enum Csd {
     /// A task on the wakelist (sched_ttwu_pending).
     Ttwu(TaskId),
+    /// A function call (smp_call_function_single) from `from`; `waiter` spins until it ran.
+    Func { from: u32, waiter: TaskId },
     /// The NOHZ idle-balance kick (nohz_csd_func).
     IlbKick,
 }
@@ -231,6 +239,23 @@ pub struct Chan {
     pub sync: bool,
     /// Loopback network: the receiver is woken from NET_RX softirq (same CPU as the sender).
     pub softirq_wake: bool,
+    /// Per-message protocol cost on the sender and on the receiver (cost profile by kind).
+    pub send_cost: Time,
+    pub recv_cost: Time,
+}
+
+/// A barrier: arrivals so far in this round and the tasks waiting.
+#[derive(Clone, Debug, Default)]
+pub struct Barrier {
+    pub arrived: u32,
+    pub waiters: VecDeque<TaskId>,
+}
+
+/// A pthread mutex: its owner and the tasks waiting for it.
+#[derive(Clone, Debug, Default)]
+pub struct Mutex {
+    pub owner: Option<TaskId>,
+    pub waiters: VecDeque<TaskId>,
 }
 
 /// A futex with semaphore semantics.

@@ -3,7 +3,8 @@
 //! full one; wakeups are WF_SYNC), futexes (non-sync `wake_up_q`), hrtimer sleeps and exit.
 //!
 //! Phases of `Frame::Sys`: 0 syscall entry (+ copy), 1 wake the waiter found, 2 return,
-//! 4 futex wake loop, 5 execute the op (retried here after blocking), 7 resume after a sleep.
+//! 4 wake every task on the wake list, 5 execute the op (retried here after blocking),
+//! 7 resume after a sleep, 8 spin until a called function has run (csd_lock_wait).
 
 use crate::exec::{Ev, Flow, Frame};
 use crate::sim::Sim;
@@ -41,7 +42,7 @@ impl Sim {
         }
         let busy = self.smt[cpu].iter().any(|&s| s as usize != cpu && self.cpus[s as usize].curr != self.cpus[s as usize].idle_task);
         if busy {
-            self.c.smt_throughput / 2.0
+            self.tasks[self.curr(cpu) as usize].smt_throughput / 2.0
         } else {
             1.0
         }
@@ -155,11 +156,13 @@ impl Sim {
         let t = self.curr(cpu);
         match phase {
             0 => {
-                let bytes = match self.cur_op(t) {
-                    Some(Op::Send { bytes, .. }) | Some(Op::Recv { bytes, .. }) => bytes,
-                    _ => 0,
+                let cost = match self.cur_op(t) {
+                    Some(Op::Send { chan, bytes }) => self.c.syscall + self.c.copy(bytes) + self.chans[chan as usize].send_cost,
+                    Some(Op::Recv { chan, bytes }) => self.c.syscall + self.c.copy(bytes) + self.chans[chan as usize].recv_cost,
+                    // A kernel thread calling smp_call_function_single() makes no syscall.
+                    Some(Op::CallFunc { .. }) => self.c.call_function,
+                    _ => self.c.syscall,
                 };
-                let cost = self.c.syscall + self.c.copy(bytes);
                 self.busy(cpu, cost, Frame::Sys { phase: 5 })
             }
             5 => self.sys_execute(cpu, t),
@@ -172,34 +175,20 @@ impl Sim {
             }
             2 => Flow::Pop,
             4 => {
-                let Some(Op::FutexWake { futex, .. }) = self.prev_op(t) else { return Flow::Pop };
-                let left = self.tasks[t as usize].sys_wake_left;
-                if left == 0 {
-                    return Flow::Pop;
-                }
-                let fx = &mut self.futexes[futex as usize];
-                match fx.waiters.pop_front() {
-                    Some(w) => {
-                        self.tasks[t as usize].sys_wake_left = left - 1;
-                        self.set_top(cpu, Frame::Sys { phase: 4 });
-                        self.start_ttwu(cpu, w, false);
-                        Flow::Again
-                    }
-                    None => {
-                        fx.pending += left as u64;
-                        self.tasks[t as usize].sys_wake_left = 0;
-                        Flow::Pop
-                    }
-                }
+                // One non-sync try_to_wake_up per task on the wake list (wake_up_q order).
+                let Some(w) = self.tasks[t as usize].wake_list.pop_front() else { return Flow::Pop };
+                self.set_top(cpu, Frame::Sys { phase: 4 });
+                self.start_ttwu(cpu, w, false);
+                Flow::Again
             }
             7 => Flow::Pop,
+            8 => {
+                // Still spinning: the completion resumes this frame at phase 2.
+                self.cpus[cpu].mode = Mode::Spin;
+                Flow::Wait
+            }
             _ => unreachable!("sys phase {phase}"),
         }
-    }
-
-    fn prev_op(&self, t: TaskId) -> Option<Op> {
-        let task = &self.tasks[t as usize];
-        task.pc.checked_sub(1).and_then(|pc| self.programs[task.prog as usize].get(pc as usize).cloned())
     }
 
     /// Blocks the current task: it is already on a wait queue; `resume_phase` runs when it is
@@ -258,11 +247,81 @@ impl Sim {
                 self.tasks[t as usize].pc += 1;
                 self.block(cpu, t, 7)
             }
-            Some(Op::FutexWake { n, .. }) => {
+            Some(Op::FutexWake { futex, n }) => {
                 self.tasks[t as usize].pc += 1;
-                self.tasks[t as usize].sys_wake_left = n;
+                let fx = &mut self.futexes[futex as usize];
+                let k = (n as usize).min(fx.waiters.len());
+                // Semaphore semantics: wakes beyond the waiters stay pending.
+                fx.pending += (n as usize - k) as u64;
+                let task = &mut self.tasks[t as usize];
+                task.wake_list.extend(fx.waiters.drain(..k));
                 self.set_top(cpu, Frame::Sys { phase: 4 });
                 Flow::Again
+            }
+            Some(Op::Barrier { id, parties }) => {
+                self.tasks[t as usize].pc += 1;
+                let b = &mut self.barriers[id as usize];
+                b.arrived += 1;
+                if b.arrived < parties {
+                    b.waiters.push_back(t);
+                    return self.block(cpu, t, 7);
+                }
+                b.arrived = 0;
+                let task = &mut self.tasks[t as usize];
+                task.wake_list.extend(b.waiters.drain(..));
+                self.set_top(cpu, Frame::Sys { phase: 4 });
+                Flow::Again
+            }
+            Some(Op::Lock { id }) => {
+                self.tasks[t as usize].pc += 1;
+                let mx = &mut self.mutexes[id as usize];
+                match mx.owner {
+                    None => {
+                        mx.owner = Some(t);
+                        Flow::Pop
+                    }
+                    Some(_) => {
+                        // Woken by the unlock that hands the lock over.
+                        mx.waiters.push_back(t);
+                        self.block(cpu, t, 7)
+                    }
+                }
+            }
+            Some(Op::Unlock { id }) => {
+                self.tasks[t as usize].pc += 1;
+                let mx = &mut self.mutexes[id as usize];
+                mx.owner = mx.waiters.pop_front();
+                if let Some(w) = mx.owner {
+                    self.tasks[t as usize].wake_list.push_back(w);
+                    self.set_top(cpu, Frame::Sys { phase: 4 });
+                    return Flow::Again;
+                }
+                Flow::Pop
+            }
+            Some(Op::SleepUntilNext { period }) => {
+                self.tasks[t as usize].pc += 1;
+                let now = self.q.now();
+                let task = &mut self.tasks[t as usize];
+                if task.timer_next == 0 {
+                    task.timer_next = now;
+                }
+                task.timer_next += period;
+                let at = task.timer_next;
+                if at <= now {
+                    return Flow::Pop; // overran the period: no sleep (rt-app timer)
+                }
+                self.q.push(at, Ev::Timer { cpu: cpu as u32, task: t });
+                self.block(cpu, t, 7)
+            }
+            Some(Op::CallFunc { cpu: target, wait }) => {
+                self.tasks[t as usize].pc += 1;
+                self.smp_call_function_single(cpu, target as usize, if wait { t } else { NO_TASK });
+                if wait && target as usize != cpu {
+                    self.cpus[cpu].mode = Mode::Spin;
+                    self.set_top(cpu, Frame::Sys { phase: 8 });
+                    return Flow::Wait;
+                }
+                Flow::Pop
             }
             Some(Op::Sleep(d)) => {
                 self.tasks[t as usize].pc += 1;

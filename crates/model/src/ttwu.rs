@@ -10,7 +10,7 @@
 use crate::exec::{Ev, Flow, Frame};
 use crate::locks::LockId;
 use crate::sim::Sim;
-use crate::state::{Csd, Mode, TState, TaskId};
+use crate::state::{Csd, Mode, TState, TaskId, NO_TASK};
 use wakesim_engine::invariant;
 
 // Phases of Frame::Ttwu.
@@ -161,6 +161,35 @@ impl Sim {
         }
     }
 
+    /// `smp_call_function_single()` from `this`: a local call runs at once; a remote one is
+    /// queued on the target's call_single_queue, which is kicked if it was empty.
+    pub(crate) fn smp_call_function_single(&mut self, this: usize, target: usize, waiter: TaskId) {
+        if target == this {
+            self.charge(this, self.c.call_function);
+            return;
+        }
+        let c = &mut self.cpus[target];
+        let was_empty = c.csd.is_empty();
+        c.csd.push_back(Csd::Func { from: this as u32, waiter });
+        let line = self.c.line.get(self.m.dist(this, target));
+        self.charge(this, self.c.wakelist_queue + line);
+        if was_empty {
+            self.send_call_function_single_ipi(this, target);
+        }
+    }
+
+    /// A queued function ran on `cpu`: a waiting caller sees the csd unlocked after the line
+    /// transfer and stops spinning.
+    fn csd_func_done(&mut self, cpu: usize, from: u32, waiter: TaskId) {
+        self.charge(cpu, self.c.call_function);
+        if waiter != NO_TASK {
+            let from = from as usize;
+            wakesim_engine::invariant!(self.curr(from) == waiter, "csd waiter is not running on its CPU");
+            let line = self.c.line.get(self.m.dist(cpu, from));
+            self.busy(from, line, Frame::Sys { phase: 2 });
+        }
+    }
+
     /// Whether `cpu`'s idle task has TIF_POLLING_NRFLAG set: in the idle loop outside a
     /// non-polling C-state.
     pub(crate) fn is_polling(&self, cpu: usize) -> bool {
@@ -304,6 +333,7 @@ impl Sim {
                             self.ttwu_do_activate(cpu, cpu, p, migrated);
                         }
                         Csd::IlbKick => self.nohz_csd_func(cpu),
+                        Csd::Func { from, waiter } => self.csd_func_done(cpu, from, waiter),
                     }
                 }
                 self.cpus[cpu].ttwu_pending = false;
@@ -315,6 +345,8 @@ impl Sim {
                 while let Some(e) = self.cpus[cpu].csd.pop_front() {
                     if let Csd::IlbKick = e {
                         self.nohz_csd_func(cpu);
+                    } else if let Csd::Func { from, waiter } = e {
+                        self.csd_func_done(cpu, from, waiter);
                     } else {
                         // A ttwu entry arrived during the flush: handle it in a new pass.
                         self.cpus[cpu].csd.push_front(e);

@@ -14,6 +14,9 @@ pub struct OpCounts {
     pub futex_waits: u64,
     pub futex_wakes: u64,
     pub marks: u64,
+    pub call_funcs: u64,
+    pub barriers: u64,
+    pub locks: u64,
     /// Per channel index: `(sends, bytes sent)`.
     pub sent: Vec<(u64, u64)>,
     /// Per channel index: `(recvs, bytes received)`.
@@ -45,6 +48,9 @@ impl OpCounts {
         self.futex_waits = self.futex_waits.saturating_add(m(o.futex_waits));
         self.futex_wakes = self.futex_wakes.saturating_add(m(o.futex_wakes));
         self.marks = self.marks.saturating_add(m(o.marks));
+        self.call_funcs = self.call_funcs.saturating_add(m(o.call_funcs));
+        self.barriers = self.barriers.saturating_add(m(o.barriers));
+        self.locks = self.locks.saturating_add(m(o.locks));
         add_vec(&mut self.sent, &o.sent, k);
         add_vec(&mut self.received, &o.received, k);
     }
@@ -86,7 +92,10 @@ fn walk(prog: &Program, mut pc: usize, end: usize, acc: &mut OpCounts, depth: us
         let Some(op) = prog.get(pc) else { return true };
         match *op {
             Op::Compute(_) => acc.computes = acc.computes.saturating_add(1),
-            Op::Sleep(_) => acc.sleeps = acc.sleeps.saturating_add(1),
+            Op::Sleep(_) | Op::SleepUntilNext { .. } => acc.sleeps = acc.sleeps.saturating_add(1),
+            Op::CallFunc { .. } => acc.call_funcs = acc.call_funcs.saturating_add(1),
+            Op::Barrier { .. } => acc.barriers = acc.barriers.saturating_add(1),
+            Op::Lock { .. } | Op::Unlock { .. } => acc.locks = acc.locks.saturating_add(1),
             Op::FutexWait { .. } => acc.futex_waits = acc.futex_waits.saturating_add(1),
             Op::FutexWake { .. } => acc.futex_wakes = acc.futex_wakes.saturating_add(1),
             Op::Mark(_) => acc.marks = acc.marks.saturating_add(1),

@@ -55,6 +55,20 @@ pub enum Op {
     LoopEnd { start: u32 },
     /// Record the current time under a mark id (for the workload's metric).
     Mark(u32),
+    /// `smp_call_function_single(cpu, func, wait)`: run a function on `cpu` through its
+    /// call-single queue (an IPI, or a flag write to a polling idle CPU); with `wait` the caller
+    /// spins until it has run (csd_lock_wait). ipistorm is made of these.
+    CallFunc { cpu: u32, wait: bool },
+    /// Wait at barrier `id` until `parties` tasks have arrived; the last wakes the others
+    /// (non-sync, as pthread barriers and OpenMP's futex fallback do).
+    Barrier { id: u32, parties: u32 },
+    /// pthread mutex lock (futex-based, non-sync wake of one waiter on unlock; the lock is
+    /// handed to the woken waiter).
+    Lock { id: u32 },
+    Unlock { id: u32 },
+    /// Periodic timer (rt-app `timer`): sleep until the task's next period boundary, counted
+    /// from the first call; no sleep if that boundary has passed.
+    SleepUntilNext { period: Time },
     /// Exit the task.
     Exit,
 }
@@ -75,11 +89,15 @@ pub struct TaskSpec {
     pub mm: u32,
     /// Task group (cgroup) id; 0 = root.
     pub group: u32,
+    /// Core throughput with both SMT siblings busy, relative to one thread, for this task's code
+    /// (memory-bound code such as STREAM gains ~1.0–1.1×; research §3.6). `None` = the cost
+    /// profile's value.
+    pub smt_throughput: Option<f64>,
 }
 
 impl TaskSpec {
     pub fn new(name: impl Into<String>, program: Program) -> Self {
-        TaskSpec { name: name.into(), program, allowed: None, start_cpu: None, nice: 0, mm: 0, group: 0 }
+        TaskSpec { name: name.into(), program, allowed: None, start_cpu: None, nice: 0, mm: 0, group: 0, smt_throughput: None }
     }
 }
 

@@ -126,6 +126,18 @@ pub(crate) fn generic() -> CostProfile {
         tg_load_update: 60,
         migration_penalty: x86_migration_penalty(2_000),
         smt_throughput: 1.15, // WC §3.6: kernel's old smt_gain 1178/1024 = 1.15
+        // [EST] unix_stream_sendmsg: skb alloc + queue + sock_def_readable; recv: dequeue + free.
+        unix_send: 400,
+        unix_recv: 300,
+        // [EST] WC §1.6: "a few µs per side" per TCP_RR transaction: tcp_sendmsg + IP + loopback
+        // xmit + NET_RX softirq (tcp_v4_rcv, on the sender's CPU) ≈ 2.5 µs; tcp_recvmsg ≈ 1 µs.
+        tcp_send: 2_500,
+        tcp_recv: 1_000,
+        // [EST] UDP skips connection state and ACKs: ≈ 60 % of TCP.
+        udp_send: 1_500,
+        udp_recv: 700,
+        // [EST] csd lock + setup on the sender; the ipistorm handler does nothing.
+        call_function: 50,
     }
 }
 

@@ -1,0 +1,122 @@
+//! The behaviour language's kernel-facing ops beyond pipes and futexes: function-call IPIs,
+//! barriers, mutexes and periodic timers.
+mod common;
+use common::*;
+use wakesim_engine::{MSEC, USEC};
+use wakesim_machine::CpuSet;
+use wakesim_model::Features;
+use wakesim_workloads::{Dur, Op, TaskSpec, Workload};
+
+fn wl(tasks: Vec<TaskSpec>) -> Workload {
+    Workload { name: "ops".into(), tasks, channels: vec![], futexes: 0, reporter: Box::new(Elapsed) }
+}
+
+fn ipistorm(n: u64, from: usize, to: u32) -> Workload {
+    let mut t = TaskSpec::new(
+        "ipistorm/8",
+        vec![Op::LoopStart { count: n, end: 2 }, Op::CallFunc { cpu: to, wait: true }, Op::LoopEnd { start: 0 }, Op::Exit],
+    );
+    t.allowed = Some(CpuSet::from_cpus([from]));
+    wl(vec![t])
+}
+
+#[test]
+fn call_function_to_a_polling_idle_cpu_is_a_flag_write_that_runs_newidle_before_v6_12() {
+    let f = Features::for_kernel("v6.6").unwrap();
+    let r = run("test-2x4", f, &ipistorm(2000, 1, 9), 1);
+    assert!(!r.outcome.capped);
+    let w = &r.stats.wake;
+    assert!(w.ipis_call_function < 20, "IPIs {}", w.ipis_call_function);
+    assert!(w.poll_wakes >= 1900, "poll wakes {}", w.poll_wakes);
+    // Each kick makes the idle target run schedule_idle() -> pick_next_task_fair() -> newidle.
+    assert!(r.stats.newidle.from_idle_no_task >= 1900, "newidle from idle {}", r.stats.newidle.from_idle_no_task);
+}
+
+#[test]
+fn sm_idle_skips_the_pick_and_makes_ipistorm_faster() {
+    let base = run("test-2x4", Features::for_kernel("v6.6").unwrap(), &ipistorm(2000, 1, 9), 1);
+    let mut f = Features::for_kernel("v6.6").unwrap();
+    f.SM_IDLE = true;
+    let sm = run("test-2x4", f, &ipistorm(2000, 1, 9), 1);
+    assert!(sm.stats.newidle.from_idle_no_task < base.stats.newidle.from_idle_no_task / 10);
+    assert!(sm.outcome.end_time < base.outcome.end_time, "{} !< {}", sm.outcome.end_time, base.outcome.end_time);
+}
+
+#[test]
+fn without_csd_poll_every_call_function_to_an_idle_cpu_is_an_ipi() {
+    let mut f = Features::for_kernel("v6.6").unwrap();
+    f.CSD_POLL = false;
+    let r = run("test-2x4", f, &ipistorm(500, 1, 9), 1);
+    assert!(r.stats.wake.ipis_call_function >= 490, "IPIs {}", r.stats.wake.ipis_call_function);
+}
+
+#[test]
+fn barrier_releases_all_parties_every_round() {
+    let n = 6u32;
+    let rounds = 50u64;
+    let tasks = (0..n)
+        .map(|i| {
+            TaskSpec::new(
+                format!("w{i}"),
+                vec![
+                    Op::LoopStart { count: rounds, end: 3 },
+                    Op::Compute(Dur::Uniform { lo: 10 * USEC, hi: 50 * USEC }),
+                    Op::Barrier { id: 0, parties: n },
+                    Op::LoopEnd { start: 0 },
+                    Op::Exit,
+                ],
+            )
+        })
+        .collect();
+    let r = run("test-2x4", Features::default(), &wl(tasks), 3);
+    assert!(!r.outcome.capped);
+    assert_eq!(r.stats.wake.wakeups, (n as u64 - 1) * rounds);
+}
+
+#[test]
+fn mutex_serialises_its_critical_sections() {
+    // 4 tasks each hold the lock for 100 us, 20 times: at least 8 ms of serial time.
+    let tasks = (0..4)
+        .map(|i| {
+            TaskSpec::new(
+                format!("m{i}"),
+                vec![
+                    Op::LoopStart { count: 20, end: 4 },
+                    Op::Lock { id: 0 },
+                    Op::Compute(Dur::Fixed(100 * USEC)),
+                    Op::Unlock { id: 0 },
+                    Op::LoopEnd { start: 0 },
+                    Op::Exit,
+                ],
+            )
+        })
+        .collect();
+    let r = run("test-2x4", Features::default(), &wl(tasks), 1);
+    assert!(!r.outcome.capped);
+    assert!(r.outcome.end_time >= 8 * MSEC, "end {}", r.outcome.end_time);
+}
+
+#[test]
+fn periodic_timer_keeps_the_period() {
+    let t = TaskSpec::new(
+        "periodic",
+        vec![
+            Op::LoopStart { count: 10, end: 3 },
+            Op::Compute(Dur::Fixed(100 * USEC)),
+            Op::SleepUntilNext { period: MSEC },
+            Op::LoopEnd { start: 0 },
+            Op::Exit,
+        ],
+    );
+    let r = run("test-2x4", Features::default(), &wl(vec![t]), 1);
+    let end = r.outcome.end_time;
+    // Boundaries are counted from the first call (after 100 us of compute): 10 periods later.
+    assert!((10 * MSEC + 100 * USEC..10 * MSEC + 400 * USEC).contains(&end), "end {end}");
+}
+
+#[test]
+fn call_function_to_a_cpu_beyond_the_machine_is_rejected() {
+    let cfg = config("test-2x4", Features::default(), 1);
+    let err = wakesim_model::Sim::new(cfg, &ipistorm(1, 1, 99)).err().expect("must fail");
+    assert!(err.contains("CPU 99"), "{err}");
+}
