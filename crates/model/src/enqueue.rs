@@ -43,12 +43,9 @@ impl Sim {
         }
         self.cpus[cpu].tg_load_contrib = load as u64;
         self.cpus[cpu].tg_last_update = now;
-        let transfer = self.c.line.get(self.m.dist(cpu, self.tg_line_owner as usize));
-        let start = now.max(self.tg_line_free);
-        let done = start + transfer + self.c.tg_load_update;
-        self.tg_line_free = done;
-        self.tg_line_owner = cpu as u32;
-        self.charge(cpu, done - now);
+        let mut line = self.tg_line;
+        self.line_rmw(cpu, &mut line, self.c.tg_load_update);
+        self.tg_line = line;
     }
 
     /// Writes `rd->overloaded` from `cpu`, paying the transfer of the root-domain line.
@@ -81,6 +78,7 @@ impl Sim {
         let slice = if self.f.EEVDF { self.t.base_slice } else { self.t.cfs_latency } as i64;
         let f = self.f;
         self.cpus[cpu].cfs.enqueue(&mut self.tasks, p, &f, initial, slice);
+        self.shared_runq_push(cpu, p);
         let c = &mut self.cpus[cpu];
         c.nr_running += 1;
         if c.nr_running >= 2 && !self.rd_overloaded {
@@ -96,6 +94,7 @@ impl Sim {
         self.update_load_avg(cpu, p);
         let tick = self.t.tick_nsec() as i64;
         self.cpus[cpu].cfs.dequeue_queued(&mut self.tasks, p, tick);
+        self.shared_runq_retract(cpu, p);
         self.cpus[cpu].nr_running -= 1;
         self.refresh_idle(cpu);
         let now = self.now();

@@ -57,6 +57,8 @@ pub enum Frame {
     NohzBalance { phase: u8, next: u32 },
     /// An interrupt handler.
     Irq { phase: u8 },
+    /// SHARED_RUNQ: pull the head of the LLC's shared runqueue over to this CPU.
+    SharedRunqPull { phase: u8, task: TaskId, src: u32 },
     /// `flush_smp_call_function_queue()` incl. `sched_ttwu_pending()`.
     Csd { phase: u8, n: u32 },
     /// Bottom of an idle task's stack: `do_idle()`.
@@ -162,6 +164,7 @@ impl Sim {
                 Frame::NohzBalance { .. } => self.nohz_balance_frame(cpu, f),
                 Frame::Irq { phase } => self.irq_frame(cpu, phase),
                 Frame::Csd { phase, n } => self.csd_frame(cpu, phase, n),
+                Frame::SharedRunqPull { .. } => self.shared_runq_pull_frame(cpu, f),
                 Frame::Idle { phase } => self.idle_frame(cpu, phase),
                 Frame::Lock { lock, granted } => self.lock_frame(cpu, lock, granted),
             };

@@ -52,6 +52,8 @@ features! {
     TTWU_QUEUE_IDLE = true,
     /// wake_affine: prefer an idle waker/prev CPU (wake_affine_idle).
     WA_IDLE = true,
+    /// wake_affine_idle: an idle prev CPU wins (806486c377e3, "Do not migrate if the prev_cpu is idle").
+    WA_IDLE_PREV = true,
     /// wake_affine: compare effective loads (wake_affine_weight).
     WA_WEIGHT = true,
     /// wake_affine_weight: bias toward prev by half the imbalance_pct.
@@ -82,6 +84,12 @@ features! {
     NEWIDLE_SKIP_IPI = false,
     /// schedule_idle() returns at once when nothing is runnable (v6.12, 3dcac251b066).
     SM_IDLE = false,
+    /// Abel Wu's SIS filter (2022, v6 "SIS_CORE"): the idle scan walks a per-LLC mask of idle cores.
+    SIS_FILTER = false,
+    /// David Vernet's shared runqueue (2023, v3): an LLC-wide sharded FIFO pulled from before newidle.
+    SHARED_RUNQ = false,
+    /// SHARED_RUNQ v4 fixes: pull after the newidle gates, cost accounted, LLC levels skipped.
+    SHARED_RUNQ_GATED = false,
 }
 
 /// A kernel profile: the mainline behaviour of one kernel version, as feature settings on top
@@ -99,7 +107,16 @@ pub const KERNELS: &[KernelProfile] = &[
     KernelProfile {
         name: "v4.15",
         summary: "CFS; SIS_PROP scan depth; wake_affine_weight moves on ties; no wakelist within an LLC; call-function IPIs always sent",
-        set: &[("EEVDF", false), ("SIS_PROP", true), ("SIS_UTIL", false), ("WA_WEIGHT_NOEQUAL", false), ("TTWU_QUEUE_ON_CPU", false), ("TTWU_QUEUE_IDLE", false), ("CSD_POLL", false)],
+        set: &[
+            ("EEVDF", false),
+            ("SIS_PROP", true),
+            ("SIS_UTIL", false),
+            ("WA_WEIGHT_NOEQUAL", false),
+            ("WA_IDLE_PREV", false),
+            ("TTWU_QUEUE_ON_CPU", false),
+            ("TTWU_QUEUE_IDLE", false),
+            ("CSD_POLL", false),
+        ],
     },
     KernelProfile {
         name: "v5.19",
@@ -142,6 +159,9 @@ impl Features {
     pub fn check(&self) -> Result<(), String> {
         if self.SIS_PROP && self.SIS_UTIL {
             return Err("SIS_PROP and SIS_UTIL both limit the idle scan; enable one (-SIS_UTIL or -SIS_PROP)".into());
+        }
+        if self.SHARED_RUNQ_GATED && !self.SHARED_RUNQ {
+            return Err("SHARED_RUNQ_GATED modifies SHARED_RUNQ; enable +SHARED_RUNQ too".into());
         }
         if self.SM_IDLE && self.NEWIDLE_SKIP_IPI {
             return Err("SM_IDLE supersedes NEWIDLE_SKIP_IPI; enable one of them".into());

@@ -8,11 +8,13 @@
 //! | `ttwu` | `try_to_wake_up`, `ttwu_queue_wakelist`, `sched_ttwu_pending`, IPIs vs polling |
 //! | `select` | `select_task_rq_fair`, `wake_wide`, `wake_affine` |
 //! | `sis` | `select_idle_sibling`, `select_idle_cpu`, SIS_UTIL, `has_idle_cores` |
+//! | `sis_filter` | SIS_FILTER: Abel Wu's per-LLC idle-core mask (2022) |
 //! | `schedule` | `__schedule`, `pick_next_task_fair`, context switch |
 //! | `eevdf` | EEVDF: `avg_vruntime`, `place_entity`, `pick_eevdf`, `update_curr` |
 //! | `cfs` | pre-EEVDF CFS (≤ v6.5): sleeper credit, `check_preempt_tick`, `wakeup_gran` |
 //! | `idle` | `do_idle`, idle-state governor, `schedule_idle` |
 //! | `newidle` | `sched_balance_newidle` |
+//! | `shared_runq` | SHARED_RUNQ: David Vernet's per-LLC sharded FIFO (2023) |
 //! | `balance` | `load_balance` / `sched_balance_rq` |
 //! | `periodic` | `sched_balance_domains`, NOHZ idle balancing |
 //! | `pelt` | per-entity load tracking |
@@ -20,6 +22,7 @@
 //! | `irq` | interrupts, the tick, softirqs, preemption on return to user |
 //! | `syscalls` | the behaviour language: compute, pipes/sockets, futexes, sleeps, exit |
 //! | `locks` | rq locks as FIFO spinlocks with cache-line hand-off |
+//! | `lines` | shared cache lines and short locks: owner, transfer, serialised writers |
 //! | `features` | the feature registry (features.h) |
 //!
 //! ## A first simulation
@@ -64,6 +67,7 @@ pub mod features;
 mod idle;
 mod invariants;
 mod irq;
+mod lines;
 pub mod locks;
 mod newidle;
 pub mod pelt;
@@ -71,8 +75,10 @@ mod periodic;
 mod run;
 mod schedule;
 mod select;
+mod shared_runq;
 mod sim;
 mod sis;
+mod sis_filter;
 pub mod state;
 mod syscalls;
 mod ttwu;

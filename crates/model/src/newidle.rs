@@ -4,7 +4,12 @@
 //! lock, walks the domains bottom-up while the accumulated cost fits in `avg_idle`, and feeds
 //! the measured wall time of each level back into `max_newidle_lb_cost` (decaying max, 1 %/s).
 //!
-//! Phases of `Frame::Newidle`: 0 entry, 1 level loop, 2 after a level, 8 relock, 9 done.
+//! Phases of `Frame::Newidle`: 0 entry, 31 gates, 32 after a gated SHARED_RUNQ pull, 33 unlock,
+//! 1 level loop, 2 after a level, 8 relock, 9 done, 30 after an ungated SHARED_RUNQ pull.
+//!
+//! SHARED_RUNQ v3 pulls from the shared runqueue before any gate and gates the rest on the
+//! LLC's parent domain; the gated (v4) form pulls only after the gates, counts the pull's time
+//! in the newidle cost, skips the levels at and below the LLC, and not with a wakeup pending.
 
 use crate::balance::IDLE_NEWLY;
 use crate::exec::{Flow, Frame};
@@ -42,20 +47,66 @@ impl Sim {
                 if self.cpus[cpu].ttwu_pending {
                     return Flow::Pop;
                 }
+                if self.f.SHARED_RUNQ && !self.f.SHARED_RUNQ_GATED {
+                    let pull = Frame::SharedRunqPull { phase: 0, task: crate::state::NO_TASK, src: 0 };
+                    return self.call(cpu, fr(30, 0, 0, 0, false), pull);
+                }
+                self.set_top(cpu, fr(31, 0, 0, 0, false));
+                Flow::Again
+            }
+            30 => {
+                if self.cpus[cpu].lb_moved > 0 {
+                    return Flow::Pop; // v3: the shared runqueue gave us a task
+                }
+                self.set_top(cpu, fr(31, 0, 0, 0, false));
+                Flow::Again
+            }
+            31 => {
                 let now = self.now();
                 self.cpus[cpu].idle_stamp = now.max(1);
                 let nlev = self.m.domains[cpu].len();
-                let gate_cost = if nlev > 0 { self.doms[cpu][0].max_newidle_lb_cost } else { 0 };
+                // v3 gates on the LLC's parent domain; mainline on the lowest domain.
+                let gate_level = if self.f.SHARED_RUNQ && !self.f.SHARED_RUNQ_GATED {
+                    self.m.sd_llc[cpu].map(|l| l as usize + 1).filter(|&l| l < nlev).unwrap_or(0)
+                } else {
+                    0
+                };
+                let gate_cost = if nlev > 0 { self.doms[cpu][gate_level].max_newidle_lb_cost } else { 0 };
                 if nlev == 0 || !self.rd_overloaded || (self.f.NEWIDLE_COST_GATE && self.cpus[cpu].avg_idle < gate_cost) {
                     self.newidle.gated += 1;
                     return Flow::Pop;
                 }
+                if self.f.SHARED_RUNQ_GATED {
+                    if self.cpus[cpu].ttwu_pending {
+                        return Flow::Pop;
+                    }
+                    let pull = Frame::SharedRunqPull { phase: 0, task: crate::state::NO_TASK, src: 0 };
+                    return self.call(cpu, Frame::Newidle { phase: 32, level: 0, t0: now, tl: now, cost_sum: 0, pulled: false }, pull);
+                }
+                self.set_top(cpu, Frame::Newidle { phase: 33, level: 0, t0: now, tl: now, cost_sum: 0, pulled: false });
+                Flow::Again
+            }
+            32 => {
+                // The gated pull's time counts as newidle cost at the LLC level.
+                let c = self.now() - t0;
+                if let Some(l) = self.m.sd_llc[cpu] {
+                    self.update_newidle_cost(cpu, l as usize, c);
+                }
+                if self.cpus[cpu].lb_moved > 0 {
+                    self.cpus[cpu].idle_stamp = 0;
+                    self.wake.cost_newidle += c;
+                    return Flow::Pop;
+                }
+                self.set_top(cpu, Frame::Newidle { phase: 33, level: 0, t0, tl: t0, cost_sum: c, pulled: false });
+                Flow::Again
+            }
+            33 => {
+                let now = self.now();
                 // raw_spin_rq_unlock(): other CPUs may enqueue here now; interrupts stay off.
                 self.lock_release(cpu, LockId::Rq(cpu as u32));
                 self.cpus[cpu].irqs_off += 1;
                 let cost = self.c.update_blocked;
-                self.set_top(cpu, Frame::Newidle { phase: 1, level: 0, t0: now, tl: now, cost_sum: 0, pulled: false });
-                self.busy(cpu, cost, Frame::Newidle { phase: 1, level: 0, t0: now, tl: now, cost_sum: 0, pulled: false })
+                self.busy(cpu, cost, Frame::Newidle { phase: 1, level: 0, t0, tl: now, cost_sum, pulled: false })
             }
             1 => {
                 let l = level as usize;
@@ -63,7 +114,8 @@ impl Sim {
                     self.set_top(cpu, fr(8, level, tl, cost_sum, pulled));
                     return Flow::Again;
                 }
-                if !self.m.domains[cpu][l].has(SdFlags::BALANCE_NEWIDLE) {
+                let below_llc = self.m.domains[cpu][l].span.is_subset_of(&self.m.llc_span[cpu]);
+                if !self.m.domains[cpu][l].has(SdFlags::BALANCE_NEWIDLE) || (self.f.SHARED_RUNQ_GATED && below_llc) {
                     self.set_top(cpu, fr(1, level + 1, tl, cost_sum, pulled));
                     return Flow::Again;
                 }

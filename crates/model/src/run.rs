@@ -64,7 +64,15 @@ impl Sim {
         self.finish()
     }
 
-    fn finish(self) -> RunResult {
+    fn finish(mut self) -> RunResult {
+        for s in &self.shared_runq.shards {
+            self.wake.shard_lock_acquires += s.line.accesses;
+            self.wake.shard_lock_contended += s.line.contended;
+            self.wake.shard_lock_wait += s.line.wait;
+        }
+        self.wake.tg_updates = self.tg_line.accesses;
+        self.wake.tg_contended = self.tg_line.contended;
+        self.wake.tg_wait = self.tg_line.wait;
         let nr = self.nr_cpus();
         let now = if self.capped { self.cap } else { self.q.now() };
         let domains = (0..self.nr_cpus())

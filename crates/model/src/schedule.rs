@@ -108,12 +108,14 @@ impl Sim {
                 let pc = c.cfs.curr;
                 c.cfs.put_prev(&self.tasks, pc);
                 self.tasks[pc as usize].enqueued_at = now;
+                self.shared_runq_push(cpu, pc);
             } else {
                 c.cfs.curr = NO_TASK;
             }
         }
         let c = &mut self.cpus[cpu];
         c.cfs.set_next(&mut self.tasks, next, now);
+        self.shared_runq_retract(cpu, next);
         next
     }
 
@@ -161,6 +163,9 @@ impl Sim {
         if is_idle {
             self.sched[cpu].sched_goidle += 1;
             self.update_idle_core(cpu);
+            if self.f.SIS_FILTER {
+                self.sis_filter_idle_enter(cpu);
+            }
         }
         if is_idle != was_idle {
             self.smt_changed(cpu);

@@ -77,7 +77,7 @@ impl Sim {
         if sync && self.cpus[this].nr_running == 1 {
             return Some(this);
         }
-        if self.available_idle(prev) {
+        if self.f.WA_IDLE_PREV && self.available_idle(prev) {
             return Some(prev);
         }
         None

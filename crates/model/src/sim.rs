@@ -4,6 +4,7 @@
 use crate::eevdf::CfsRq;
 use crate::exec::{Ev, Frame};
 use crate::features::Features;
+use crate::lines::SharedLine;
 use crate::locks::SpinLock;
 use crate::pelt::SchedAvg;
 use crate::state::*;
@@ -39,6 +40,7 @@ pub struct Sim {
     pub chans: Vec<Chan>,
     pub futexes: Vec<Futex>,
     pub barriers: Vec<Barrier>,
+    pub shared_runq: crate::shared_runq::SharedRunq,
     pub mutexes: Vec<Mutex>,
     pub programs: Vec<Program>,
     /// SMT siblings of each CPU including itself, ascending (`cpu_smt_mask` as a list, so the hot
@@ -53,9 +55,8 @@ pub struct Sim {
     /// CPU that last wrote the root-domain line.
     pub rd_line_owner: u32,
     pub nohz: Nohz,
-    /// Task group `load_avg` cache line: last writer and when it is free again.
-    pub tg_line_owner: u32,
-    pub tg_line_free: Time,
+    /// The task group's `tg->load_avg` cache line.
+    pub tg_line: SharedLine,
     // statistics
     pub sched: Vec<CpuSchedstat>,
     pub dstat: Vec<Vec<DomainSchedstat>>,
@@ -91,6 +92,8 @@ impl Sim {
                     nr_busy_cpus: 0,
                     nr_avail_idle: span.weight() as u32,
                     avg_scan_cost: 0,
+                    sis_mask: span,
+                    sis_line: SharedLine { owner: id, ..Default::default() },
                     line_owner: id,
                 }
             })
@@ -144,6 +147,7 @@ impl Sim {
                 tg_load_contrib: 0,
                 tg_last_update: 0,
                 wake_avg_idle: 0,
+                sis_scan_sibling: false,
                 wake_stamp: 0,
                 busy_time: 0,
             });
@@ -256,7 +260,9 @@ impl Sim {
                     .collect()
             })
             .collect();
+        let shared_runq = crate::shared_runq::SharedRunq::new(&llc_cpus, n, tasks.len());
         Ok(Sim {
+            shared_runq,
             scan_cost,
             smt,
             llc_cpus,
@@ -274,8 +280,7 @@ impl Sim {
             rd_overloaded: false,
             rd_line_owner: 0,
             nohz: Nohz::default(),
-            tg_line_owner: 0,
-            tg_line_free: 0,
+            tg_line: SharedLine::default(),
             sched: vec![CpuSchedstat::default(); n],
             dstat,
             wake: WakeStats::default(),

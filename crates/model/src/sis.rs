@@ -86,6 +86,10 @@ impl Sim {
                 return (None, cost);
             }
         }
+        if self.f.SIS_FILTER {
+            self.wake.sis_scans += 1;
+            return self.select_idle_cpu_filter(this, p, has_idle_core, target, nr);
+        }
         let prop = self.f.SIS_PROP && !has_idle_core;
         if prop {
             nr = self.sis_prop_depth(this, llc) as i64;

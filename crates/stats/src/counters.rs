@@ -151,6 +151,18 @@ pub struct WakeStats {
     /// Interrupt handling deferred because interrupts were disabled, and total deferral, ns.
     pub irq_deferred: u64,
     pub irq_defer_time: u64,
+    /// SHARED_RUNQ: tasks popped from a shard, pulls completed, pops whose task had already
+    /// run or moved; shard-lock acquisitions, contended ones and total wait, ns.
+    pub shared_runq_pops: u64,
+    pub shared_runq_pulls: u64,
+    pub shared_runq_stale: u64,
+    pub shard_lock_acquires: u64,
+    pub shard_lock_contended: u64,
+    pub shard_lock_wait: u64,
+    /// Task-group load_avg line: updates, contended ones, total wait, ns.
+    pub tg_updates: u64,
+    pub tg_contended: u64,
+    pub tg_wait: u64,
 }
 
 /// Newly-idle balancing at one domain level (summed over CPUs).
@@ -332,6 +344,15 @@ impl WakeStats {
             rq_lock_spin,
             irq_deferred,
             irq_defer_time,
+            shared_runq_pops,
+            shared_runq_pulls,
+            shared_runq_stale,
+            shard_lock_acquires,
+            shard_lock_contended,
+            shard_lock_wait,
+            tg_updates,
+            tg_contended,
+            tg_wait,
         );
         for (a, b) in self.sis_outcome.iter_mut().zip(o.sis_outcome) {
             *a += b;

@@ -1,0 +1,42 @@
+//! Shared cache lines and short spinlocks touched from inside another operation (MODELING.md
+//! "Shared state has a location"): each has a current owner CPU and a time until which it is
+//! busy. An access from elsewhere pays the transfer by distance; concurrent writers serialise —
+//! the accessing CPU spins until the line is free, and that spin is CPU time it is charged.
+//!
+//! Used for lines the kernel updates inside other critical sections (the task group's
+//! `tg->load_avg`, SHARED_RUNQ shard locks, the SIS filter mask), where a full lock frame would
+//! be out of place; rq locks, held across steps, are FIFO lock frames (`locks`).
+
+use crate::sim::Sim;
+use wakesim_engine::Time;
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SharedLine {
+    pub owner: u32,
+    pub free_at: Time,
+    /// Accesses, accesses that had to wait, and the total wait.
+    pub accesses: u64,
+    pub contended: u64,
+    pub wait: Time,
+}
+
+impl Sim {
+    /// `cpu` takes `line` exclusively for `hold` ns (an atomic RMW, or a lock + short critical
+    /// section); returns the CPU time it costs `cpu` (wait + transfer + hold), already charged.
+    pub(crate) fn line_rmw(&mut self, cpu: usize, line: &mut SharedLine, hold: Time) -> Time {
+        let now = self.now();
+        let transfer = self.c.line.get(self.m.dist(cpu, line.owner as usize));
+        let start = now.max(line.free_at);
+        line.accesses += 1;
+        if start > now {
+            line.contended += 1;
+            line.wait += start - now;
+        }
+        let done = start + transfer + hold;
+        line.free_at = done;
+        line.owner = cpu as u32;
+        let cost = done - now;
+        self.charge(cpu, cost);
+        cost
+    }
+}

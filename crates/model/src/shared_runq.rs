@@ -1,0 +1,191 @@
+//! SHARED_RUNQ — David Vernet's shared runqueue (Meta, 2023, v3; not merged; research §11.1).
+//!
+//! Every LLC gets a FIFO of runnable tasks, sharded into groups of about six CPUs, each shard
+//! with its own lock. v3 publishes a task whenever it is inserted into a CFS tree (wakeup,
+//! migration in, preemption of the running task) and retracts it whenever it leaves the tree
+//! (picked to run, migrated away), so every such event takes a shard lock. A CPU about to go
+//! idle first pops the head of the LLC's shards and pulls that task over from its runqueue
+//! (`shared_runq_pick_next_task`: drop the own rq lock, lock the source rq, `move_queued_task`),
+//! before — v3 — or after — the "gated" v4 fixes — the usual newidle gates.
+//!
+//! Phases of `Frame::SharedRunqPull`: 0 pick from the shards, 1 source rq locked, 2 moved,
+//! 3 own rq relocked, 4 attached.
+
+use crate::exec::{Flow, Frame};
+use crate::lines::SharedLine;
+use crate::locks::LockId;
+use crate::sim::Sim;
+use crate::state::{TaskId, NO_TASK};
+use std::collections::VecDeque;
+
+/// CPUs per shard (`SHARED_RUNQ_SHARD_SZ` = 6 in v3).
+pub const SHARD_SZ: usize = 6;
+
+#[derive(Clone, Debug, Default)]
+pub struct Shard {
+    pub tasks: VecDeque<TaskId>,
+    /// The shard's lock and list head: one cache line.
+    pub line: SharedLine,
+}
+
+/// `struct shared_runq` layout of the machine: shards per LLC and each CPU's home shard.
+#[derive(Clone, Debug, Default)]
+pub struct SharedRunq {
+    pub shards: Vec<Shard>,
+    /// `(first shard, number of shards)` of each LLC.
+    pub llc_shards: Vec<(u32, u32)>,
+    pub home: Vec<u32>,
+    /// Which shard a task is queued on (`u32::MAX`: none).
+    pub queued_on: Vec<u32>,
+}
+
+/// Cost of the list operation inside the shard lock, ns [EST: a list_add/list_del and two
+/// pointer writes on lines already held].
+const SHARD_OP: u64 = 20;
+
+impl SharedRunq {
+    pub fn new(llc_cpus: &[Vec<u32>], nr_cpus: usize, nr_tasks: usize) -> Self {
+        let mut s = SharedRunq { home: vec![0; nr_cpus], queued_on: vec![u32::MAX; nr_tasks], ..Default::default() };
+        for cpus in llc_cpus {
+            let n = cpus.len().div_ceil(SHARD_SZ).max(1);
+            let base = s.shards.len() as u32;
+            for i in 0..n {
+                let owner = cpus[(i * SHARD_SZ).min(cpus.len() - 1)];
+                s.shards.push(Shard { tasks: VecDeque::new(), line: SharedLine { owner, ..Default::default() } });
+            }
+            s.llc_shards.push((base, n as u32));
+            // v3 picks a CPU's shard from its number so that SMT siblings tend to share one;
+            // modelled as (cpu / 2) mod shards (research §11.1).
+            for &c in cpus {
+                s.home[c as usize] = base + ((c as usize / 2) % n) as u32;
+            }
+        }
+        s
+    }
+}
+
+impl Sim {
+    fn shard_op(&mut self, cpu: usize, shard: usize) {
+        let mut line = self.shared_runq.shards[shard].line;
+        self.line_rmw(cpu, &mut line, SHARD_OP);
+        self.shared_runq.shards[shard].line = line;
+    }
+
+    /// v3 `__enqueue_entity` hook: publish a migratable task on the home shard of `cpu`.
+    pub(crate) fn shared_runq_push(&mut self, cpu: usize, p: TaskId) {
+        if !self.f.SHARED_RUNQ || self.tasks[p as usize].nr_cpus_allowed <= 1 {
+            return;
+        }
+        if self.shared_runq.queued_on[p as usize] != u32::MAX {
+            return;
+        }
+        let s = self.shared_runq.home[cpu] as usize;
+        self.shard_op(cpu, s);
+        self.shared_runq.shards[s].tasks.push_back(p);
+        self.shared_runq.queued_on[p as usize] = s as u32;
+    }
+
+    /// v3 `__dequeue_entity` hook: retract `p` (picked to run, or moved away) from its shard.
+    pub(crate) fn shared_runq_retract(&mut self, cpu: usize, p: TaskId) {
+        if !self.f.SHARED_RUNQ {
+            return;
+        }
+        let s = self.shared_runq.queued_on[p as usize];
+        if s == u32::MAX {
+            return;
+        }
+        let s = s as usize;
+        self.shard_op(cpu, s);
+        let list = &mut self.shared_runq.shards[s].tasks;
+        if let Some(i) = list.iter().position(|&t| t == p) {
+            list.remove(i);
+        }
+        self.shared_runq.queued_on[p as usize] = u32::MAX;
+    }
+
+    /// `shared_runq_pick_next_task()`, first part: walk the LLC's shards from the home shard,
+    /// peeking without the lock, locking a non-empty one and unlinking its head if it may run
+    /// here.
+    fn shared_runq_pop(&mut self, cpu: usize) -> TaskId {
+        let l = self.cpus[cpu].llc as usize;
+        let (base, n) = self.shared_runq.llc_shards[l];
+        let home = self.shared_runq.home[cpu] - base;
+        for k in 0..n {
+            let s = (base + (home + k) % n) as usize;
+            // Lockless peek: a read of the shard's line.
+            let owner = self.shared_runq.shards[s].line.owner as usize;
+            let peek = self.c.line.get(self.m.dist(cpu, owner));
+            self.charge(cpu, peek);
+            let Some(&head) = self.shared_runq.shards[s].tasks.front() else { continue };
+            let _ = head;
+            self.shard_op(cpu, s);
+            let head = self.shared_runq.shards[s].tasks.front().copied();
+            match head {
+                Some(p) if self.tasks[p as usize].allowed.contains(cpu) => {
+                    self.shared_runq.shards[s].tasks.pop_front();
+                    self.shared_runq.queued_on[p as usize] = u32::MAX;
+                    self.wake.shared_runq_pops += 1;
+                    return p;
+                }
+                _ => continue,
+            }
+        }
+        NO_TASK
+    }
+
+    /// The pull, run with the own rq lock held on entry and on exit; `cpu.lb_moved` reports
+    /// whether a task came over.
+    pub(crate) fn shared_runq_pull_frame(&mut self, cpu: usize, f: Frame) -> Flow {
+        let Frame::SharedRunqPull { phase, task, src } = f else { unreachable!() };
+        let fr = |phase: u8, task: TaskId, src: u32| Frame::SharedRunqPull { phase, task, src };
+        match phase {
+            0 => {
+                self.cpus[cpu].lb_moved = 0;
+                let p = self.shared_runq_pop(cpu);
+                if p == NO_TASK {
+                    return Flow::Pop;
+                }
+                // Drop our rq lock, take the task's (task_rq_lock).
+                self.lock_release(cpu, LockId::Rq(cpu as u32));
+                self.cpus[cpu].irqs_off += 1;
+                let s = self.tasks[p as usize].cpu;
+                self.call(cpu, fr(1, p, s), Frame::Lock { lock: LockId::Rq(s), granted: false })
+            }
+            1 => {
+                let s = src as usize;
+                let t = &self.tasks[task as usize];
+                let movable = t.on_rq && !t.on_cpu && t.cpu == src && !t.migrating && s != cpu;
+                if !movable {
+                    self.wake.shared_runq_stale += 1;
+                    self.lock_release(cpu, LockId::Rq(src));
+                    return self.call(cpu, fr(3, NO_TASK, src), Frame::Lock { lock: LockId::Rq(cpu as u32), granted: false });
+                }
+                // move_queued_task(): deactivate on the source, set_task_cpu, activate here.
+                self.deactivate_queued(s, task);
+                self.tasks[task as usize].migrating = true;
+                self.set_task_cpu(task, cpu);
+                let cost = self.c.migrate_task + self.c.line.get(self.m.dist(cpu, s));
+                self.busy(cpu, cost, fr(2, task, src))
+            }
+            2 => {
+                self.lock_release(cpu, LockId::Rq(src));
+                self.call(cpu, fr(3, task, src), Frame::Lock { lock: LockId::Rq(cpu as u32), granted: false })
+            }
+            3 => {
+                self.cpus[cpu].irqs_off -= 1;
+                if task == NO_TASK {
+                    return Flow::Pop;
+                }
+                self.tasks[task as usize].migrating = false;
+                self.activate_task(cpu, task, true, false);
+                self.wakeup_preempt(cpu, cpu, task);
+                self.wake.migrations_balance += 1;
+                self.wake.shared_runq_pulls += 1;
+                self.cpus[cpu].lb_moved = 1;
+                self.busy(cpu, self.c.wakeup_preempt, fr(4, task, src))
+            }
+            4 => Flow::Pop,
+            _ => unreachable!("shared_runq phase {phase}"),
+        }
+    }
+}

@@ -1,0 +1,124 @@
+//! SIS_FILTER — Abel Wu's SIS filter, v6 "SIS_CORE" (ByteDance, Oct 2022; not merged;
+//! research §11.2): each LLC keeps a mask of (probably) idle CPUs at core granularity, set when
+//! a CPU goes idle and no CPU of its core is in the mask yet; `select_idle_cpu()` scans only the
+//! mask. Bits are not cleared when a CPU becomes busy (false positives): a failed scan marks its
+//! target so that the next scan probes the SMT siblings of each masked CPU, clearing bits whose
+//! whole core is busy; a full failed idle-core scan clears the mask. Every update of the mask is
+//! a write to a line shared by the whole LLC, charged with its transfer and serialisation.
+
+use crate::sim::Sim;
+use crate::state::TaskId;
+use wakesim_engine::Time;
+use wakesim_stats::SisOutcome;
+
+impl Sim {
+    /// On idle entry (`__update_idle_core` hook): publish this CPU if its core is absent.
+    pub(crate) fn sis_filter_idle_enter(&mut self, cpu: usize) {
+        if self.cpus[cpu].ttwu_pending {
+            return;
+        }
+        let l = self.cpus[cpu].llc as usize;
+        let present = self.smt[cpu].iter().any(|&s| self.llcs[l].sis_mask.contains(s as usize));
+        if !present {
+            let mut line = self.llcs[l].sis_line;
+            self.line_rmw(cpu, &mut line, 0);
+            self.llcs[l].sis_line = line;
+            self.llcs[l].sis_mask.set(cpu);
+        }
+    }
+
+    fn sis_mask_write(&mut self, this: usize, l: usize) -> Time {
+        let mut line = self.llcs[l].sis_line;
+        let c = self.line_rmw(this, &mut line, 0);
+        self.llcs[l].sis_line = line;
+        c
+    }
+
+    /// `select_idle_cpu()` with the filter (v6 4/4 scan-failure handling).
+    pub(crate) fn select_idle_cpu_filter(&mut self, this: usize, p: TaskId, has_idle_core: bool, target: usize, mut nr: i64) -> (Option<(usize, SisOutcome)>, Time) {
+        let l = self.cpus[target].llc as usize;
+        let scan_sibling = std::mem::take(&mut self.cpus[target].sis_scan_sibling);
+        let allowed = self.tasks[p as usize].allowed;
+        let cpus = self.llcs[l].sis_mask.and(&allowed);
+        // Reading the shared mask line.
+        let mut cost = self.c.line.get(self.m.dist(this, self.llcs[l].sis_line.owner as usize));
+        let mut idle: Option<usize> = None;
+        let mut found: Option<(usize, SisOutcome)> = None;
+        let mut probes = 0u64;
+        let mut cleared = false;
+        for c in cpus.iter_wrap(target + 1) {
+            nr -= 1;
+            if nr <= 0 {
+                break;
+            }
+            if has_idle_core {
+                let mut all_idle = true;
+                for i in 0..self.smt[c].len() {
+                    let s = self.smt[c][i] as usize;
+                    probes += 1;
+                    cost += self.c.sis_probe + self.c.line.get(self.m.dist(this, s));
+                    if !self.available_idle(s) {
+                        all_idle = false;
+                    } else if idle.is_none() && allowed.contains(s) {
+                        idle = Some(s);
+                    }
+                }
+                if all_idle {
+                    found = Some((c, SisOutcome::IdleCore));
+                    break;
+                }
+            } else if scan_sibling {
+                let mut sib = None;
+                for i in 0..self.smt[c].len() {
+                    let s = self.smt[c][i] as usize;
+                    probes += 1;
+                    cost += self.c.sis_probe + self.c.line.get(self.m.dist(this, s));
+                    if allowed.contains(s) && self.available_idle(s) {
+                        sib = Some(s);
+                        break;
+                    }
+                }
+                match sib {
+                    Some(s) => {
+                        idle = Some(s);
+                        break;
+                    }
+                    None => {
+                        // A false positive: the whole core is busy.
+                        self.llcs[l].sis_mask.clear(c);
+                        cleared = true;
+                    }
+                }
+            } else {
+                probes += 1;
+                cost += self.c.sis_probe + self.c.line.get(self.m.dist(this, c));
+                if self.available_idle(c) {
+                    idle = Some(c);
+                    break;
+                }
+            }
+        }
+        if cleared {
+            cost += self.sis_mask_write(this, l);
+        }
+        if has_idle_core {
+            self.llcs[l].has_idle_cores = false;
+        }
+        if found.is_none() {
+            if let Some(c) = idle {
+                found = Some((c, SisOutcome::IdleCpu));
+            } else if nr > 0 && has_idle_core {
+                // A full idle-core scan found nothing idle: the mask is all wrong.
+                self.llcs[l].sis_mask = wakesim_machine::CpuSet::new();
+                cost += self.sis_mask_write(this, l);
+            } else if !(nr > 0 && scan_sibling) {
+                self.cpus[target].sis_scan_sibling = true;
+            }
+        }
+        self.wake.sis_probes += probes;
+        if found.is_some() {
+            self.wake.sis_found += 1;
+        }
+        (found, cost)
+    }
+}
