@@ -17,8 +17,8 @@ impl Sim {
         if p != NO_TASK {
             let is_curr = self.cpus[cpu].cfs.curr == p;
             let t = &mut self.tasks[p as usize];
-            let load = if t.on_rq { t.weight } else { 0 };
-            t.avg.update(now, load, t.on_rq as u64, is_curr && t.on_rq, t.weight);
+            // __update_load_avg_se(): load = !!on_rq; the weight multiplies in ___update_load_avg.
+            t.avg.update(now, t.on_rq as u64, t.on_rq as u64, is_curr && t.on_rq, t.weight);
         }
         self.update_tg_load_avg(cpu, p);
     }
@@ -56,6 +56,22 @@ impl Sim {
         self.rd_overloaded = v;
     }
 
+    /// `init_entity_runnable_average()` + `post_init_entity_util_avg()` for a forked task: its load
+    /// starts at its full weight; its utilisation at the CPU's utilisation scaled by its share of
+    /// the load, capped at half the CPU's spare capacity.
+    fn init_task_pelt(&mut self, cpu: usize, p: TaskId) {
+        let cfs = &self.cpus[cpu].cfs.avg;
+        let cap = self.cpus[cpu].capacity;
+        let cfs_util = cfs.util_avg;
+        let spare = cap.saturating_sub(cfs_util) / 2;
+        let t = &mut self.tasks[p as usize];
+        let util = if cfs_util > 0 { (cfs_util * t.weight / (cfs.load_avg + 1)).min(spare) } else { spare };
+        t.avg.load_avg = t.weight;
+        t.avg.util_avg = util;
+        t.avg.runnable_avg = util;
+        t.avg.last_update_time = self.q.now();
+    }
+
     /// `activate_task()` → `enqueue_task_fair()`: PELT catch-up (and attach if migrated), EEVDF
     /// placement, nr_running, root-domain overload.
     pub(crate) fn activate_task(&mut self, cpu: usize, p: TaskId, migrated: bool, initial: bool) {
@@ -72,8 +88,13 @@ impl Sim {
         }
         self.update_load_avg(cpu, p);
         if migrated || initial {
-            let (avg, w) = (self.tasks[p as usize].avg, self.tasks[p as usize].weight);
-            self.cpus[cpu].cfs.avg.attach(&avg, w);
+            if initial {
+                self.init_task_pelt(cpu, p);
+            }
+            let w = self.tasks[p as usize].weight;
+            let mut avg = self.tasks[p as usize].avg;
+            self.cpus[cpu].cfs.avg.attach(&mut avg, w);
+            self.tasks[p as usize].avg = avg;
         }
         let slice = if self.f.EEVDF { self.t.base_slice } else { self.t.cfs_latency } as i64;
         let f = self.f;

@@ -56,7 +56,7 @@ features! {
     WA_IDLE_PREV = true,
     /// wake_affine: compare effective loads (wake_affine_weight).
     WA_WEIGHT = true,
-    /// wake_affine_weight: bias toward prev by half the imbalance_pct.
+    /// wake_affine_weight: inflate prev's load by half the imbalance_pct (favours the waker's CPU).
     WA_BIAS = true,
     /// wake_affine_weight: waker CPU only on strictly lower load; sync adds 1 to prev (Mel Gorman 2018).
     WA_WEIGHT_NOEQUAL = true,

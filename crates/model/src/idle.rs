@@ -72,12 +72,13 @@ impl Sim {
                 let lat = self.c.idle_states[c.idle_state].exit_latency;
                 let c = &mut self.cpus[cpu];
                 c.idle_predict = (7 * c.idle_predict + observed) / 8;
+                c.poll_exit = c.polling && c.need_resched;
                 c.polling = false;
                 self.wake.cost_idle_exit += lat;
-                self.nohz_exit_idle(cpu);
                 self.busy(cpu, lat, Frame::Idle { phase: 2 })
             }
             2 => {
+                self.cpus[cpu].poll_exit = false;
                 // Pending interrupts were taken by the executor before we got here.
                 if !self.cpus[cpu].csd.is_empty() {
                     return self.call(cpu, Frame::Idle { phase: 2 }, Frame::Csd { phase: 0, n: 0 });
@@ -89,6 +90,8 @@ impl Sim {
                 Flow::Again
             }
             4 => {
+                // Leaving the idle loop to schedule: tick_nohz_idle_exit() restarts the tick.
+                self.restart_tick(cpu);
                 let idle = self.cpus[cpu].idle_task;
                 self.cpus[cpu].kicked_without_task = self.cpus[cpu].nr_running == 0;
                 self.call(cpu, Frame::Idle { phase: 5 }, Self::schedule_frame(idle, false))

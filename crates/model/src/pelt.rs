@@ -115,10 +115,17 @@ impl SchedAvg {
         true
     }
 
-    /// `attach_entity_load_avg()`: adds a task's signals to a cfs_rq.
-    pub fn attach(&mut self, se: &SchedAvg, se_weight: u64) {
+    /// `attach_entity_load_avg()`: aligns the task's window with the cfs_rq's, re-derives its
+    /// sums from its averages, and adds both to the cfs_rq (the cfs_rq's load_sum is weighted).
+    pub fn attach(&mut self, se: &mut SchedAvg, se_weight: u64) {
+        let divider = LOAD_AVG_MAX - 1024 + self.period_contrib;
+        se.last_update_time = self.last_update_time;
+        se.period_contrib = self.period_contrib;
+        se.util_sum = se.util_avg * divider;
+        se.runnable_sum = se.runnable_avg * divider;
+        se.load_sum = (se.load_avg * divider / se_weight.max(1)).max(1);
         self.load_avg += se.load_avg;
-        self.load_sum += se.load_avg * (LOAD_AVG_MAX - 1024 + self.period_contrib) / se_weight.max(1);
+        self.load_sum += se_weight * se.load_sum;
         self.util_avg += se.util_avg;
         self.util_sum += se.util_sum;
         self.runnable_avg += se.runnable_avg;
@@ -127,13 +134,14 @@ impl SchedAvg {
 
     /// `detach_entity_load_avg()` / the `removed` path of `remove_entity_load_avg()`.
     pub fn detach(&mut self, se: &SchedAvg, se_weight: u64) {
+        // sub_positive(), then the PELT_MIN_DIVIDER floors of update_cfs_rq_load_avg().
+        let min_div = LOAD_AVG_MAX - 1024;
         self.load_avg = self.load_avg.saturating_sub(se.load_avg);
-        let ls = se.load_avg * (LOAD_AVG_MAX - 1024 + self.period_contrib) / se_weight.max(1);
-        self.load_sum = self.load_sum.saturating_sub(ls);
+        self.load_sum = self.load_sum.saturating_sub(se_weight * se.load_sum).max(self.load_avg * min_div);
         self.util_avg = self.util_avg.saturating_sub(se.util_avg);
-        self.util_sum = self.util_sum.saturating_sub(se.util_sum);
+        self.util_sum = self.util_sum.saturating_sub(se.util_sum).max(self.util_avg * min_div);
         self.runnable_avg = self.runnable_avg.saturating_sub(se.runnable_avg);
-        self.runnable_sum = self.runnable_sum.saturating_sub(se.runnable_sum);
+        self.runnable_sum = self.runnable_sum.saturating_sub(se.runnable_sum).max(self.runnable_avg * min_div);
     }
 }
 

@@ -102,7 +102,8 @@ impl Sim {
         self.llcs[llc].nr_busy_cpus = self.llcs[llc].nr_busy_cpus.saturating_sub(1);
     }
 
-    /// Leaving idle: back out of the NOHZ mask and restart the tick.
+    /// `nohz_balance_exit_idle()`: at its first busy tick a CPU leaves the NOHZ idle mask and
+    /// counts as busy in its LLC again.
     pub(crate) fn nohz_exit_idle(&mut self, cpu: usize) {
         if self.cpus[cpu].nohz_idle {
             self.cpus[cpu].nohz_idle = false;
@@ -111,13 +112,16 @@ impl Sim {
             let llc = self.cpus[cpu].llc as usize;
             self.llcs[llc].nr_busy_cpus += 1;
         }
-        self.restart_tick(cpu);
     }
 
     /// `nohz_balancer_kick()` on a busy CPU's tick: kick an idle CPU to balance for all idle
     /// CPUs when this one is overloaded (nr_running ≥ 2) or its LLC has other busy CPUs.
     pub(crate) fn nohz_balancer_kick(&mut self, cpu: usize) {
-        if !self.f.NOHZ_IDLE_BALANCE || self.nohz.nr_cpus == 0 || self.available_idle(cpu) {
+        if !self.f.NOHZ_IDLE_BALANCE || self.available_idle(cpu) {
+            return;
+        }
+        self.nohz_exit_idle(cpu);
+        if self.nohz.nr_cpus == 0 {
             return;
         }
         let j = self.jiffies();

@@ -2,7 +2,7 @@
 
 use crate::exec::Ev;
 use crate::sim::Sim;
-use crate::state::{TState, TaskId};
+use crate::state::{TState, TaskId, NO_CPU};
 use wakesim_engine::Time;
 use wakesim_stats::{Stats, TaskStat};
 use wakesim_workloads::Outcome;
@@ -25,11 +25,8 @@ impl Sim {
     /// `wake_up_new_task()`: fork placement, first enqueue, and a kick of the chosen CPU.
     pub(crate) fn spawn(&mut self, p: TaskId) {
         let parent = self.tasks[p as usize].allowed.first().unwrap_or(0);
-        let target = if self.tasks[p as usize].recent_used_cpu != 0 || self.tasks[p as usize].cpu != 0 {
-            self.tasks[p as usize].cpu as usize
-        } else {
-            self.find_idlest_cpu(parent, p)
-        };
+        let start = self.tasks[p as usize].start_cpu;
+        let target = if start != NO_CPU { start as usize } else { self.find_idlest_cpu(parent, p) };
         let t = &mut self.tasks[p as usize];
         t.cpu = target as u32;
         t.recent_used_cpu = target as u32;

@@ -65,6 +65,11 @@ impl Sim {
             }
             3 => {
                 let nxt = self.pick_next(cpu, prev);
+                if nxt == prev && self.tasks[prev as usize].is_idle {
+                    // pick_next_task_idle() → set_next_task_idle() even when idle stays.
+                    self.sched[cpu].sched_goidle += 1;
+                    self.update_idle_core(cpu);
+                }
                 if nxt == prev {
                     self.cpus[cpu].need_resched = false;
                     self.lock_release(cpu, LockId::Rq(cpu as u32));
@@ -147,7 +152,6 @@ impl Sim {
                 self.wakeup_lat.record(now - n.wake_start);
                 n.wake_start = 0;
             }
-            n.recent_used_cpu = cpu as u32;
         }
         invariant!(n.cpu as usize == cpu || is_idle, "task {} runs on cpu {cpu} but task_cpu is {}", n.name, n.cpu);
         let c = &mut self.cpus[cpu];

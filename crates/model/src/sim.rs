@@ -122,6 +122,7 @@ impl Sim {
                 need_resched: false,
                 idle_state: 0,
                 polling: false,
+                poll_exit: false,
                 idle_enter: 0,
                 idle_predict: 0,
                 tick_armed: false,
@@ -208,6 +209,7 @@ impl Sim {
                 &t,
             );
             task.state = TState::Sleeping;
+            task.start_cpu = start;
             task.stack.push(Frame::User);
             task.smt_throughput = ts.smt_throughput.unwrap_or(cfg.costs.smt_throughput);
             tasks.push(task);
@@ -338,6 +340,7 @@ fn new_task(
         migrating: false,
         cpu,
         recent_used_cpu: cpu,
+        start_cpu: NO_CPU,
         nr_cpus_allowed: allowed.weight() as u32,
         allowed,
         weight,

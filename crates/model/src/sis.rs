@@ -136,7 +136,9 @@ impl Sim {
             let cost = if probes == n as u64 {
                 self.scan_cost_full(this, llc)
             } else {
-                probes * (self.c.sis_probe + self.c.line.get(self.m.dist(this, target)))
+                // The CPUs the loop would probe: the first `probes` after target, wrapping.
+                let start = self.llc_cpus[llc].partition_point(|&c| (c as usize) <= target);
+                (0..probes as usize).map(|k| self.probe_cost(this, self.llc_cpus[llc][(start + k) % n] as usize)).sum()
             };
             self.wake.sis_probes += probes;
             if has_idle_core {

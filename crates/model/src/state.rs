@@ -67,6 +67,8 @@ pub struct Task {
     /// task_cpu(p).
     pub cpu: u32,
     pub recent_used_cpu: u32,
+    /// CPU the workload pinned the task's start to (`NO_CPU`: fork placement decides).
+    pub start_cpu: u32,
     pub allowed: CpuSet,
     pub nr_cpus_allowed: u32,
     pub weight: u64,
@@ -157,6 +159,8 @@ pub struct Cpu {
     /// Current idle state index and whether it polls (TIF_POLLING_NRFLAG).
     pub idle_state: usize,
     pub polling: bool,
+    /// Leaving a polling idle state after a flag write: still polling until the exit completes.
+    pub poll_exit: bool,
     pub idle_enter: Time,
     /// Governor's predicted idle length (EWMA of observed idle periods), ns.
     pub idle_predict: Time,

@@ -8,7 +8,7 @@ use wakesim_model::Features;
 use wakesim_workloads::{Dur, Op, TaskSpec, Workload};
 
 fn wl(tasks: Vec<TaskSpec>) -> Workload {
-    Workload { name: "ops".into(), tasks, channels: vec![], futexes: 0, reporter: Box::new(Elapsed) }
+    Workload { name: "ops".into(), tasks, channels: vec![], futexes: 0, reporter: Box::new(Elapsed), duration: None }
 }
 
 fn ipistorm(n: u64, from: usize, to: u32) -> Workload {

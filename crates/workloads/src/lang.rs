@@ -107,6 +107,27 @@ pub trait Reporter: std::fmt::Debug + Send + Sync {
     fn render(&self, out: &Outcome) -> String;
     /// The headline metric: (name, unit, value, higher_is_better).
     fn metric(&self, out: &Outcome) -> Metric;
+    /// The output of `copies` instances run side by side (`wakesim run --copies N`), one
+    /// outcome per copy with task indices local to that copy. Default: each copy's output in
+    /// turn, as N processes writing to one terminal would show it.
+    fn render_copies(&self, outs: &[Outcome]) -> String {
+        outs.iter().map(|o| self.render(o)).collect()
+    }
+    /// The headline metric over all copies. Default: the sum of a higher-is-better metric
+    /// (throughputs add up, as UnixBench's Run and LKP sum copies) and the mean of a
+    /// lower-is-better one (times and latencies).
+    fn metric_copies(&self, outs: &[Outcome]) -> Metric {
+        let ms: Vec<Metric> = outs.iter().map(|o| self.metric(o)).collect();
+        let mut m = ms.first().cloned().unwrap_or(Metric {
+            name: String::new(),
+            unit: String::new(),
+            value: f64::NAN,
+            higher_is_better: true,
+        });
+        let sum: f64 = ms.iter().map(|x| x.value).sum();
+        m.value = if m.higher_is_better { sum } else { sum / ms.len().max(1) as f64 };
+        m
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
@@ -125,6 +146,10 @@ pub struct Workload {
     pub channels: Vec<ChannelSpec>,
     pub futexes: u32,
     pub reporter: Box<dyn Reporter>,
+    /// The benchmark's own run time (`schbench -r`, `netperf -l`, `tbench -t` + warmup): the
+    /// run stops there, or at the run's `--duration` if that is shorter. `None`: the workload
+    /// ends by itself (every task exits).
+    pub duration: Option<Time>,
 }
 
 /// One recorded mark.

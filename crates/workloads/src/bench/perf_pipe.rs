@@ -260,6 +260,7 @@ pub fn workload(o: &PipeOptions) -> Workload {
             threaded: o.threaded,
             format: o.format,
         }),
+        duration: None,
     }
 }
 

@@ -203,6 +203,7 @@ pub(crate) fn build(src: &Src, doc: Doc) -> Result<Workload, WorkloadError> {
             start_mark: doc.start_mark.map(|m| m.0),
             end_mark: doc.end_mark.map(|m| m.0),
         }),
+        duration: None,
     })
 }
 
