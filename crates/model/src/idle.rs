@@ -53,6 +53,10 @@ impl Sim {
                     self.set_top(cpu, Frame::Idle { phase: 4 });
                     return Flow::Again;
                 }
+                if self.cpus[cpu].debt > 0 {
+                    // Work owed from the last handlers is done before the CPU idles.
+                    return self.busy(cpu, 0, Frame::Idle { phase: 0 });
+                }
                 let now = self.now();
                 self.cpus[cpu].idle_enter = now;
                 self.nohz_enter_idle(cpu);
@@ -72,14 +76,17 @@ impl Sim {
                 let lat = self.c.idle_states[c.idle_state].exit_latency;
                 let c = &mut self.cpus[cpu];
                 c.idle_predict = (7 * c.idle_predict + observed) / 8;
-                c.poll_exit = c.polling && c.need_resched;
+                // Leaving a polling state (flag write or interrupt): TIF_POLLING_NRFLAG stays set
+                // until the loop clears it to flush or to schedule (or re-enters a state).
+                c.poll_exit = c.polling;
                 c.polling = false;
                 self.wake.cost_idle_exit += lat;
                 self.busy(cpu, lat, Frame::Idle { phase: 2 })
             }
             2 => {
+                // Pending interrupts were taken by the executor before we got here; polling
+                // ends now (current_clr_polling before the flush / schedule_idle).
                 self.cpus[cpu].poll_exit = false;
-                // Pending interrupts were taken by the executor before we got here.
                 if !self.cpus[cpu].csd.is_empty() {
                     return self.call(cpu, Frame::Idle { phase: 2 }, Frame::Csd { phase: 0, n: 0 });
                 }

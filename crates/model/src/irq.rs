@@ -2,7 +2,9 @@
 //! (`sched_tick()` → `task_tick_fair()` → `sched_balance_trigger()`), softirqs at irq exit, and
 //! preemption on return to user space.
 //!
-//! Phases of `Frame::Irq`: 0 entry, 1 sources, 2 timers/tick, 3 exit (softirqs), 4 return.
+//! Phases of `Frame::Irq`: 0 entry, 1 sources, 2 timers/tick, 3 exit (softirqs, which run with
+//! interrupts enabled), 5 back from softirqs, 4 return (interrupts stay off until the return
+//! itself, so a new IPI cannot nest into the exit path).
 
 use crate::exec::{Ev, Flow, Frame};
 use crate::sim::Sim;
@@ -34,14 +36,20 @@ impl Sim {
                 Flow::Again
             }
             3 => {
-                self.cpus[cpu].irqs_off -= 1;
                 if self.cpus[cpu].softirq_pending {
-                    return self.run_softirq(cpu, Frame::Irq { phase: 4 });
+                    self.cpus[cpu].irqs_off -= 1;
+                    return self.run_softirq(cpu, Frame::Irq { phase: 5 });
                 }
                 self.set_top(cpu, Frame::Irq { phase: 4 });
                 Flow::Again
             }
+            5 => {
+                self.cpus[cpu].irqs_off += 1;
+                self.set_top(cpu, Frame::Irq { phase: 4 });
+                Flow::Again
+            }
             4 => {
+                self.cpus[cpu].irqs_off -= 1;
                 // Return from interrupt: to user space with NEED_RESCHED → preempt (the kernel
                 // itself is not preempted: PREEMPT_NONE/VOLUNTARY server configuration).
                 let t = self.curr(cpu) as usize;

@@ -159,7 +159,8 @@ pub struct Cpu {
     /// Current idle state index and whether it polls (TIF_POLLING_NRFLAG).
     pub idle_state: usize,
     pub polling: bool,
-    /// Leaving a polling idle state after a flag write: still polling until the exit completes.
+    /// Left a polling idle state and still polling (exit latency, interrupt handling) until the
+    /// idle loop clears the flag to flush or schedule.
     pub poll_exit: bool,
     pub idle_enter: Time,
     /// Governor's predicted idle length (EWMA of observed idle periods), ns.

@@ -50,6 +50,10 @@ impl Sim {
 
     /// Runs the current task's remaining user work.
     fn start_user(&mut self, cpu: usize) -> Flow {
+        if self.cpus[cpu].debt > 0 {
+            // Kernel work owed (e.g. by the syscall return path) runs before user code resumes.
+            return self.busy(cpu, 0, Frame::User);
+        }
         let t = self.curr(cpu) as usize;
         let speed = self.smt_speed(cpu);
         let dur = ((self.tasks[t].compute_left as f64) / speed).ceil() as Time;

@@ -195,8 +195,8 @@ impl Sim {
     pub(crate) fn is_polling(&self, cpu: usize) -> bool {
         let c = &self.cpus[cpu];
         // do_idle() sets TIF_POLLING_NRFLAG while it waits (poll state or x86 MWAIT) and keeps it
-        // through the exit of a flag-write wakeup; it clears it before flushing the call-single
-        // queue and calling schedule_idle(), which therefore need real IPIs.
+        // through the exit and any interrupt handled there; it clears it before flushing the
+        // call-single queue and calling schedule_idle(), which therefore need real IPIs.
         c.curr == c.idle_task && ((c.mode == Mode::Idle && c.polling) || c.poll_exit)
     }
 

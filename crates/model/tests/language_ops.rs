@@ -26,10 +26,13 @@ fn call_function_to_a_polling_idle_cpu_is_a_flag_write_that_runs_newidle_before_
     let r = run("test-2x4", f, &ipistorm(2000, 1, 9), 1);
     assert!(!r.outcome.capped);
     let w = &r.stats.wake;
-    assert!(w.ipis_call_function < 20, "IPIs {}", w.ipis_call_function);
-    assert!(w.poll_wakes >= 1900, "poll wakes {}", w.poll_wakes);
-    // Each kick makes the idle target run schedule_idle() -> pick_next_task_fair() -> newidle.
-    assert!(r.stats.newidle.from_idle_no_task >= 1900, "newidle from idle {}", r.stats.newidle.from_idle_no_task);
+    // A call that finds the target polling is a flag write; the target then runs
+    // schedule_idle() -> pick_next_task_fair() -> newidle, and a call arriving meanwhile (polling
+    // cleared) needs a real IPI: the two alternate.
+    // (+1: the kick that starts the task on its CPU.)
+    assert!((2000..=2002).contains(&(w.ipis_call_function + w.poll_wakes)));
+    assert!(w.poll_wakes >= 900, "poll wakes {}", w.poll_wakes);
+    assert!(r.stats.newidle.from_idle_no_task >= 900, "newidle from idle {}", r.stats.newidle.from_idle_no_task);
 }
 
 #[test]
