@@ -167,6 +167,28 @@ pub fn summary_text(s: &Stats) -> String {
             dur(avg(w.irq_defer_time, w.irq_deferred))
         ),
     );
+    if w.shard_lock_acquires > 0 {
+        line(
+            &mut o,
+            "shared runq",
+            format!(
+                "pops {}  pulls {}  stale {}  shard locks {} (contended {}, wait {})",
+                w.shared_runq_pops,
+                w.shared_runq_pulls,
+                w.shared_runq_stale,
+                w.shard_lock_acquires,
+                pct(w.shard_lock_contended, w.shard_lock_acquires),
+                dur(w.shard_lock_wait)
+            ),
+        );
+    }
+    if w.tg_updates > 0 {
+        line(
+            &mut o,
+            "tg load",
+            format!("tg->load_avg updates {} (contended {}, wait {})", w.tg_updates, pct(w.tg_contended, w.tg_updates), dur(w.tg_wait)),
+        );
+    }
     line(&mut o, "cpu time", format!(
         "wakers: select {} scan {} remote lock {} IPI send {} | idle exit {} newidle {} cold cache {}",
         dur(w.cost_select), dur(w.cost_scan), dur(w.cost_remote_lock), dur(w.cost_ipi_send),
