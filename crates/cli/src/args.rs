@@ -34,8 +34,8 @@ pub struct RunArgs {
     /// Cost-profile overrides (TOML) on top of the machine's profile.
     #[arg(long)]
     pub costs: Option<PathBuf>,
-    /// Kernel profile whose mainline behaviour to model (see `wakesim kernels`).
-    #[arg(long, default_value = "v6.6")]
+    /// Kernel profile whose mainline behaviour to model (see `wakesim kernels`; default: the newest).
+    #[arg(long, default_value = wakesim_model::features::NEWEST_KERNEL)]
     pub kernel: String,
     /// Feature changes on top of the kernel profile: `+NAME,-NAME`.
     #[arg(long, allow_hyphen_values = true)]
@@ -52,6 +52,10 @@ pub struct RunArgs {
     /// Load the workload from a task-graph file instead of a command line.
     #[arg(long, conflicts_with = "command")]
     pub tasks: Option<PathBuf>,
+    /// Run N independent instances of the benchmark side by side (UnixBench `Run -c N`,
+    /// mmtests' N netperf pairs); the benchmark aggregates them as those harnesses do.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub copies: u32,
     /// Also print the /proc/schedstat dump (version 15 or 16).
     #[arg(long, value_name = "VERSION")]
     pub schedstat: Option<u32>,

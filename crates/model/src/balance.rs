@@ -174,7 +174,7 @@ impl Sim {
         let mut best_key = (u64::MAX, u32::MAX);
         for &t in &rq.cfs.queued {
             let p = &self.tasks[t as usize];
-            if !p.allowed.contains(dst) || p.on_cpu {
+            if !p.allowed.contains(dst) || p.on_cpu || p.delayed {
                 continue;
             }
             let hot = self.f.CACHE_HOT

@@ -130,6 +130,15 @@ impl Sim {
         let now = self.now();
         self.cpus[cpu].cfs.update_curr(&mut self.tasks, now);
         self.update_load_avg(cpu, p);
+        let v = self.tasks[p as usize].se.vruntime;
+        if self.f.DELAY_DEQUEUE && !self.cpus[cpu].cfs.eligible(&self.tasks, v) {
+            // DELAY_DEQUEUE (v6.12): an ineligible task that blocks stays in the tree, still
+            // counted in nr_running and the load, until it is picked or woken.
+            self.tasks[p as usize].delayed = true;
+            self.cpus[cpu].cfs.put_prev(&self.tasks, p);
+            self.tasks[p as usize].enqueued_at = now;
+            return;
+        }
         let tick = self.t.tick_nsec() as i64;
         self.cpus[cpu].cfs.dequeue_curr(&mut self.tasks, tick);
         self.cpus[cpu].nr_running -= 1;
@@ -139,6 +148,40 @@ impl Sim {
             let ue = t.util_est as i64;
             let ua = t.avg.util_avg as i64;
             t.util_est = if ua > ue { ua as u64 } else { (ue + (ua - ue) / 4) as u64 };
+        }
+    }
+
+    /// The pick chose a delayed task: finish its dequeue (DEQUEUE_DELAYED); DELAY_ZERO drops a
+    /// positive lag.
+    pub(crate) fn finish_delayed_dequeue(&mut self, cpu: usize, p: TaskId) {
+        self.tasks[p as usize].delayed = false;
+        let tick = self.t.tick_nsec() as i64;
+        self.update_load_avg(cpu, p);
+        self.cpus[cpu].cfs.dequeue_queued(&mut self.tasks, p, tick);
+        self.shared_runq_retract(cpu, p);
+        self.cpus[cpu].nr_running -= 1;
+        self.refresh_idle(cpu);
+        let t = &mut self.tasks[p as usize];
+        if self.f.DELAY_ZERO && t.se.vlag > 0 {
+            t.se.vlag = 0;
+        }
+    }
+
+    /// A delayed task is woken (`requeue_delayed_entity`): it is runnable again where it is;
+    /// DELAY_ZERO re-places it without positive lag.
+    pub(crate) fn requeue_delayed(&mut self, cpu: usize, p: TaskId) {
+        self.tasks[p as usize].delayed = false;
+        if self.f.DELAY_ZERO {
+            let v = self.cpus[cpu].cfs.v(&self.tasks);
+            let t = &self.tasks[p as usize];
+            if v - t.se.vruntime > 0 {
+                let tick = self.t.tick_nsec() as i64;
+                let slice = self.t.base_slice as i64;
+                let f = self.f;
+                self.cpus[cpu].cfs.dequeue_queued(&mut self.tasks, p, tick);
+                self.tasks[p as usize].se.vlag = 0;
+                self.cpus[cpu].cfs.enqueue(&mut self.tasks, p, &f, false, slice);
+            }
         }
     }
 

@@ -90,6 +90,10 @@ features! {
     SHARED_RUNQ = false,
     /// SHARED_RUNQ v4 fixes: pull after the newidle gates, cost accounted, LLC levels skipped.
     SHARED_RUNQ_GATED = false,
+    /// A task that blocks while ineligible stays queued until picked or woken (v6.12, DELAY_DEQUEUE).
+    DELAY_DEQUEUE = false,
+    /// A delayed task's positive lag is dropped when it leaves or is woken (v6.12, DELAY_ZERO).
+    DELAY_ZERO = false,
 }
 
 /// A kernel profile: the mainline behaviour of one kernel version, as feature settings on top
@@ -100,6 +104,9 @@ pub struct KernelProfile {
     /// (feature, value) pairs applied to `Features::default()`.
     pub set: &'static [(&'static str, bool)],
 }
+
+/// The newest profile: the command line's default.
+pub const NEWEST_KERNEL: &str = "v6.12";
 
 /// The profiles, oldest first. Sources: research/kernel-wakeup.md §2.4, §3.6, §4.9, §5.4,
 /// §10.4, §11.3–11.5 and the commit ids named there.
@@ -137,8 +144,8 @@ pub const KERNELS: &[KernelProfile] = &[
     },
     KernelProfile {
         name: "v6.12",
-        summary: "EEVDF; SM_IDLE idle re-entry fast path (3dcac251b066)",
-        set: &[("TG_LOAD_RATELIMIT", true), ("SM_IDLE", true)],
+        summary: "EEVDF; SM_IDLE idle re-entry fast path (3dcac251b066); delayed dequeue (152e11f6df29)",
+        set: &[("TG_LOAD_RATELIMIT", true), ("SM_IDLE", true), ("DELAY_DEQUEUE", true), ("DELAY_ZERO", true)],
     },
 ];
 
@@ -163,9 +170,33 @@ impl Features {
         if self.SHARED_RUNQ_GATED && !self.SHARED_RUNQ {
             return Err("SHARED_RUNQ_GATED modifies SHARED_RUNQ; enable +SHARED_RUNQ too".into());
         }
+        if self.DELAY_DEQUEUE && !self.EEVDF {
+            return Err("DELAY_DEQUEUE needs EEVDF eligibility (+EEVDF)".into());
+        }
         if self.SM_IDLE && self.NEWIDLE_SKIP_IPI {
             return Err("SM_IDLE supersedes NEWIDLE_SKIP_IPI; enable one of them".into());
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn newest_kernel_is_the_last_profile_and_every_profile_is_consistent() {
+        assert_eq!(KERNELS.last().unwrap().name, NEWEST_KERNEL);
+        for k in KERNELS {
+            Features::for_kernel(k.name).unwrap().check().unwrap();
+        }
+    }
+
+    #[test]
+    fn unknown_kernel_and_feature_names_list_the_valid_ones() {
+        let e = Features::for_kernel("v9.9").unwrap_err();
+        assert!(e.contains("v6.12"), "{e}");
+        let e = Features::default().set("NOPE", true).unwrap_err();
+        assert!(e.contains("SIS_FILTER"), "{e}");
     }
 }

@@ -338,6 +338,7 @@ fn new_task(
         on_rq: false,
         on_cpu: false,
         migrating: false,
+        delayed: false,
         cpu,
         recent_used_cpu: cpu,
         start_cpu: NO_CPU,

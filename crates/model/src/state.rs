@@ -64,6 +64,8 @@ pub struct Task {
     pub on_cpu: bool,
     /// Detached by the load balancer, not yet attached (on_rq = TASK_ON_RQ_MIGRATING).
     pub migrating: bool,
+    /// Blocked but still queued (DELAY_DEQUEUE, `se.sched_delayed`).
+    pub delayed: bool,
     /// task_cpu(p).
     pub cpu: u32,
     pub recent_used_cpu: u32,

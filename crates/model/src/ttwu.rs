@@ -101,6 +101,10 @@ impl Sim {
             T_RUNNABLE_LOCKED => {
                 let rq = target as usize;
                 if self.tasks[p as usize].on_rq {
+                    self.wake.wakeups_queued += 1;
+                    if self.tasks[p as usize].delayed {
+                        self.requeue_delayed(rq, p);
+                    }
                     self.tasks[p as usize].state = TState::Runnable;
                     if self.cpus[rq].curr != p {
                         self.wakeup_preempt(cpu, rq, p);

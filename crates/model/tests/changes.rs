@@ -107,3 +107,31 @@ fn newidle_skip_ipi_stops_newidle_on_ipi_only_wakeups() {
     assert!(base.stats.newidle.from_idle_no_task >= 450, "{}", base.stats.newidle.from_idle_no_task);
     assert_eq!(chg.stats.newidle.from_idle_no_task, 0);
 }
+
+#[test]
+fn delayed_dequeue_keeps_an_ineligible_blocked_task_queued_and_wakes_it_in_place() {
+    // Three tasks share CPU 0: each computes 1.5 ms, then sleeps 100 us. A task that blocks after
+    // running past its fair share is ineligible: with DELAY_DEQUEUE it stays queued, and its
+    // timer wakeup finds it there (ttwu_runnable), with no placement decision.
+    let tasks = (0..3)
+        .map(|i| {
+            let mut t = TaskSpec::new(
+                format!("t{i}"),
+                vec![
+                    Op::LoopStart { count: 40, end: 3 },
+                    Op::Compute(Dur::Fixed(1500 * USEC)),
+                    Op::Sleep(Dur::Fixed(100 * USEC)),
+                    Op::LoopEnd { start: 0 },
+                    Op::Exit,
+                ],
+            );
+            t.allowed = Some(CpuSet::from_cpus([0]));
+            t
+        })
+        .collect();
+    let wl = Workload { name: "share".into(), tasks, channels: vec![], futexes: 0, reporter: Box::new(Elapsed), duration: None };
+    let v66 = run("test-smt2", kernel("v6.6", &[]), &wl, 1);
+    let v612 = run("test-smt2", kernel("v6.12", &[]), &wl, 1);
+    assert!(v612.stats.wake.wakeups_queued > 10, "v6.12 queued wakeups {}", v612.stats.wake.wakeups_queued);
+    assert!(v66.stats.wake.wakeups_queued * 4 < v612.stats.wake.wakeups_queued, "v6.6 {}", v66.stats.wake.wakeups_queued);
+}

@@ -101,6 +101,9 @@ pub struct WakeStats {
     pub wakeups_sync: u64,
     /// Wakeups whose task changed CPU (WF_MIGRATED).
     pub wakeups_migrated: u64,
+    /// Wakeups of tasks still on their runqueue (`ttwu_runnable`: no placement decision), e.g.
+    /// tasks whose dequeue was delayed (DELAY_DEQUEUE).
+    pub wakeups_queued: u64,
     /// Real IPIs sent (call-function and reschedule).
     pub ipis_sent: u64,
     pub ipis_call_function: u64,
@@ -315,6 +318,7 @@ impl WakeStats {
             wakeups,
             wakeups_sync,
             wakeups_migrated,
+            wakeups_queued,
             ipis_sent,
             ipis_call_function,
             ipis_resched,
