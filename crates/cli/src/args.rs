@@ -44,7 +44,7 @@ pub struct RunArgs {
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Stop after this many simulated seconds even if the workload has not finished.
-    #[arg(long, default_value_t = 60.0)]
+    #[arg(long, default_value_t = 60.0, allow_negative_numbers = true)]
     pub duration: f64,
     /// Write everything (metric, statistics, engine figures) to this JSON file, atomically.
     #[arg(long)]
@@ -87,6 +87,6 @@ pub struct BenchArgs {
     #[arg(long, default_value = "all")]
     pub scenario: String,
     /// Simulated seconds per scenario.
-    #[arg(long, default_value_t = 0.2)]
+    #[arg(long, default_value_t = 0.02, allow_negative_numbers = true)]
     pub seconds: f64,
 }

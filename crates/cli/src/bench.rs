@@ -47,21 +47,21 @@ pub fn bench(a: BenchArgs) -> Result<(), UserError> {
     if chosen.is_empty() {
         return Err(UserError(format!("unknown scenario '{}' (known: 104, 512, all)", a.scenario)));
     }
-    println!("{:<8} {:<12} {:>6} {:>6} {:>12} {:>14} {:>16} {:>10}", "scenario", "machine", "cpus", "tasks", "events", "events/s", "sim-s/wall-s", "wall-s");
+    crate::outln!("{:<8} {:<12} {:>6} {:>6} {:>12} {:>14} {:>16} {:>10}", "scenario", "machine", "cpus", "tasks", "events", "events/s", "sim-s/wall-s", "wall-s");
     for (name, machine, pairs) in chosen {
         let m = wakesim_machine::lookup(machine)?;
         let costs = wakesim_costs::profile_for(&m.cost_profile)?;
         let wl = wakesim_workloads::from_toml_str(&ping_pong_pairs(*pairs), "bench")?;
         let n = m.nr_cpus();
         let cfg = Config { machine: m, costs, features: Features::default(), seed: 1, duration_cap: (a.seconds * SEC as f64) as u64 };
-        let t0 = Instant::now();
         let sim = Sim::new(cfg, &wl).map_err(UserError)?;
+        let t0 = Instant::now();
         let r = sim.run();
         let wall = t0.elapsed().as_secs_f64();
         if std::env::var_os("WAKESIM_BENCH_DEBUG").is_some() {
             eprintln!("queue max {}", r.queue_max);
         }
-        println!(
+        crate::outln!(
             "{:<8} {:<12} {:>6} {:>6} {:>12} {:>14.0} {:>16.4} {:>10.2}",
             name,
             machine,
@@ -74,7 +74,7 @@ pub fn bench(a: BenchArgs) -> Result<(), UserError> {
         );
     }
     if let Some(kib) = peak_rss_kib() {
-        println!("peak memory: {:.1} MiB", kib as f64 / 1024.0);
+        crate::outln!("peak memory: {:.1} MiB", kib as f64 / 1024.0);
     }
     Ok(())
 }

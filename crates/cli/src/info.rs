@@ -10,17 +10,17 @@ pub fn machines(a: MachinesArgs) -> Result<(), UserError> {
         None => {
             for name in wakesim_machine::preset_names() {
                 let m = wakesim_machine::preset(name)?;
-                println!("{}", wakesim_machine::list_line(&m));
+                crate::outln!("{}", wakesim_machine::list_line(&m));
             }
-            println!("host: this machine, read from /sys/devices/system/cpu");
-            println!("FILE.toml: any machine described in the TOML format (crates/machine/FORMAT.md)");
+            crate::outln!("host: this machine, read from /sys/devices/system/cpu");
+            crate::outln!("FILE.toml: any machine described in the TOML format (crates/machine/FORMAT.md)");
         }
         Some(MachinesCmd::Show { name, all }) => {
             let m = crate::run::resolve_machine(&name)?;
             if all {
-                print!("{}", wakesim_machine::describe_all(&m));
+                crate::outp!("{}", wakesim_machine::describe_all(&m));
             } else {
-                print!("{}", wakesim_machine::describe(&m));
+                crate::outp!("{}", wakesim_machine::describe(&m));
             }
         }
     }
@@ -29,13 +29,13 @@ pub fn machines(a: MachinesArgs) -> Result<(), UserError> {
 
 pub fn workloads() -> Result<(), UserError> {
     for (name, flags) in wakesim_workloads::known_tools() {
-        println!("{name}");
+        crate::outln!("{name}");
         for line in flags.lines() {
-            println!("    {line}");
+            crate::outln!("    {line}");
         }
     }
-    println!("--tasks FILE");
-    println!("    a task-graph file (crates/workloads/FORMAT.md)");
+    crate::outln!("--tasks FILE");
+    crate::outln!("    a task-graph file (crates/workloads/FORMAT.md)");
     Ok(())
 }
 
@@ -44,17 +44,17 @@ pub fn features() -> Result<(), UserError> {
     let kernels: Vec<(&str, Features)> =
         KERNELS.iter().map(|k| (k.name, Features::for_kernel(k.name).expect("built-in profile"))).collect();
     let w = Features::ALL.iter().map(|f| f.0.len()).max().unwrap_or(0);
-    print!("{:<w$}", "feature");
+    crate::outp!("{:<w$}", "feature");
     for (k, _) in &kernels {
-        print!(" {k:>6}");
+        crate::outp!(" {k:>6}");
     }
-    println!("  description");
+    crate::outln!("  description");
     for (name, doc) in Features::ALL {
-        print!("{name:<w$}");
+        crate::outp!("{name:<w$}");
         for (_, f) in &kernels {
-            print!(" {:>6}", if f.get(name) == Some(true) { "+" } else { "-" });
+            crate::outp!(" {:>6}", if f.get(name) == Some(true) { "+" } else { "-" });
         }
-        println!("  {}", doc.trim());
+        crate::outln!("  {}", doc.trim());
     }
     Ok(())
 }
@@ -62,7 +62,7 @@ pub fn features() -> Result<(), UserError> {
 pub fn kernels() -> Result<(), UserError> {
     let base = Features::default();
     for k in KERNELS {
-        println!("{:<6}  {}", k.name, k.summary);
+        crate::outln!("{:<6}  {}", k.name, k.summary);
         let f = Features::for_kernel(k.name).expect("built-in profile");
         let diff: Vec<String> = Features::ALL
             .iter()
@@ -70,7 +70,7 @@ pub fn kernels() -> Result<(), UserError> {
             .map(|(n, _)| format!("{}{n}", if f.get(n) == Some(true) { "+" } else { "-" }))
             .collect();
         if !diff.is_empty() {
-            println!("        vs v6.6: {}", diff.join(","));
+            crate::outln!("        vs v6.6: {}", diff.join(","));
         }
     }
     Ok(())

@@ -30,10 +30,16 @@ fn main() {
                 let _ = e.print();
                 std::process::exit(0);
             }
-            // clap's message is several lines (usage, hints); keep the first, which names the problem.
+            // clap's message is several lines: the problem (possibly continued on indented lines,
+            // e.g. the names of missing arguments), then usage and hints. Keep the problem.
             let text = e.to_string();
-            let first = text.lines().next().unwrap_or("bad arguments").trim_start_matches("error: ").to_string();
-            fail(&first);
+            let problem: Vec<&str> = text
+                .lines()
+                .take_while(|l| !l.trim().is_empty() && !l.starts_with("Usage:") && !l.starts_with("For more information"))
+                .map(str::trim)
+                .collect();
+            let msg = problem.join(" ");
+            fail(msg.trim_start_matches("error: "));
         }
     };
     let result = match cli.cmd {

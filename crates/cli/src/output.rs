@@ -1,9 +1,50 @@
-//! Writing result files atomically: write to a temporary file beside the target, then rename,
-//! so an interrupted run never leaves a half-written file that looks complete.
+//! Output: standard output that survives a closed pipe, and result files written atomically.
+//!
+//! Printing to standard output: a closed pipe (`wakesim run | head`) ends the program quietly,
+//! as it does for any Unix tool, instead of panicking. Result files are written to a temporary
+//! file beside the target and renamed, so an interrupted run never leaves a half-written file
+//! that looks complete.
 
 use crate::UserError;
 use std::io::Write;
 use std::path::Path;
+
+pub fn out(s: &str) {
+    let mut o = std::io::stdout().lock();
+    if let Err(e) = o.write_all(s.as_bytes()).and_then(|_| o.flush()) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("wakesim: error: cannot write to standard output: {e}");
+        std::process::exit(2);
+    }
+}
+
+/// `println!` through [`out`].
+#[macro_export]
+macro_rules! outln {
+    () => { $crate::output::out("\n") };
+    ($($arg:tt)*) => { $crate::output::out(&format!("{}\n", format_args!($($arg)*))) };
+}
+
+/// `print!` through [`out`].
+#[macro_export]
+macro_rules! outp {
+    ($($arg:tt)*) => { $crate::output::out(&format!($($arg)*)) };
+}
+
+
+/// Whether a result file can be created at `path` (its directory exists and is a directory).
+pub fn check_writable(path: &Path) -> Result<(), UserError> {
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    if !dir.is_dir() {
+        return Err(UserError(format!("cannot write {}: directory {} does not exist", path.display(), dir.display())));
+    }
+    if path.file_name().is_none() {
+        return Err(UserError(format!("cannot write {}: not a file name", path.display())));
+    }
+    Ok(())
+}
 
 pub fn write_atomic(path: &Path, contents: &str) -> Result<(), UserError> {
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));

@@ -20,7 +20,7 @@ pub fn resolve_machine(name: &str) -> Result<Machine, UserError> {
 }
 
 pub fn resolve_costs(m: &Machine, file: Option<&std::path::Path>) -> Result<CostProfile, UserError> {
-    let base = wakesim_costs::profile_for(&m.cost_profile)?;
+    let base = wakesim_costs::profile_for(&m.cost_profile).map_err(|e| UserError(format!("machine '{}': {e}", m.name)))?;
     match file {
         Some(p) => Ok(wakesim_costs::load_overrides(base, p)?),
         None => Ok(base),
@@ -81,8 +81,12 @@ struct RunJson<'a> {
 }
 
 pub fn run(a: RunArgs) -> Result<(), UserError> {
-    if !(a.duration > 0.0 && a.duration.is_finite()) {
-        return Err(UserError(format!("--duration must be a positive number of seconds, got {}", a.duration)));
+    if !(a.duration > 0.0 && a.duration.is_finite()) || (a.duration * SEC as f64) < 1.0 {
+        return Err(UserError(format!("--duration must be a positive number of seconds (at least 1 ns), got {}", a.duration)));
+    }
+    if let Some(path) = &a.json {
+        // Refuse an unwritable result path before spending the simulation on it.
+        crate::output::check_writable(path)?;
     }
     if let Some(v) = a.schedstat {
         if v != 15 && v != 16 {
@@ -99,15 +103,15 @@ pub fn run(a: RunArgs) -> Result<(), UserError> {
     let r = sim.run();
     let wall = t0.elapsed().as_secs_f64();
     let out = wl.reporter.render(&r.outcome);
-    print!("{out}");
+    crate::outp!("{out}");
     if !out.ends_with('\n') {
-        println!();
+        crate::outln!();
     }
-    println!();
-    print!("{}", summary_text(&r.stats));
+    crate::outln!();
+    crate::outp!("{}", summary_text(&r.stats));
     if let Some(v) = a.schedstat {
-        println!();
-        print!("{}", schedstat_text(&r.stats, v));
+        crate::outln!();
+        crate::outp!("{}", schedstat_text(&r.stats, v));
     }
     if let Some(path) = &a.json {
         let sim_s = r.stats.sim_time_ns as f64 / 1e9;

@@ -1,4 +1,4 @@
-//! `wakesim machines`, `machines show`, `workloads`, `features`, `bench`, `--help`.
+//! `wakesim machines`, `machines show`, `workloads`, `features`, `kernels`, `bench`, `--help`.
 
 mod common;
 
@@ -52,27 +52,89 @@ fn machines_show_prints_domain_hierarchy() {
     assert_eq!(all.lines().filter(|l| l.ends_with("attaching sched-domain(s):")).count(), 8, "{all}");
 }
 
+/// `wakesim features`: a header (`feature`, one column per kernel profile, `description`), then
+/// one row per feature with `+`/`-` per kernel. Returns (kernels, [(feature, [on per kernel])]).
+fn feature_table() -> (Vec<String>, Vec<(String, Vec<bool>)>) {
+    let out = ok(&["features"]);
+    let mut lines = out.lines();
+    let header: Vec<&str> = lines.next().expect("a header line").split_whitespace().collect();
+    assert_eq!(header.first(), Some(&"feature"), "header: {header:?}");
+    assert_eq!(header.last(), Some(&"description"), "header: {header:?}");
+    let kernels: Vec<String> = header[1..header.len() - 1].iter().map(|s| s.to_string()).collect();
+    assert!(!kernels.is_empty(), "no kernel columns: {header:?}");
+    let mut rows = Vec::new();
+    for line in lines {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let name = f[0];
+        assert!(name.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_'), "feature name {name:?}");
+        assert!(f.len() > kernels.len() + 1, "{name} has no description: {line}");
+        let on: Vec<bool> = f[1..=kernels.len()]
+            .iter()
+            .map(|c| match *c {
+                "+" => true,
+                "-" => false,
+                other => panic!("{name}: cell {other:?} is neither + nor -"),
+            })
+            .collect();
+        rows.push((name.to_string(), on));
+    }
+    (kernels, rows)
+}
+
+fn default_kernel() -> String {
+    let help = ok(&["run", "--help"]);
+    let line = help.lines().find(|l| l.contains("--kernel")).expect("--kernel in run --help");
+    let d = line.split("[default: ").nth(1).and_then(|r| r.split(']').next()).expect("a default kernel");
+    d.to_string()
+}
+
+/// The `features` object of a run's JSON.
+fn run_features(extra: &[&str]) -> serde_json::Map<String, serde_json::Value> {
+    let dir = TempDir::new("features");
+    let json = dir.join("f.json");
+    let mut args = vec!["run", "--machine", "test-smt2", "--json", s(&json)];
+    args.extend_from_slice(extra);
+    args.extend_from_slice(&["--", "perf", "bench", "sched", "pipe", "-l", "10"]);
+    ok(&args);
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    v["features"].as_object().expect("a features object").clone()
+}
+
+fn column(rows: &[(String, Vec<bool>)], k: usize) -> serde_json::Map<String, serde_json::Value> {
+    rows.iter().map(|(n, on)| (n.clone(), serde_json::Value::Bool(on[k]))).collect()
+}
+
 #[test]
 fn features_lists_defaults() {
-    let out = ok(&["features"]);
-    let mut names = Vec::new();
-    for line in out.lines() {
-        let mut f = line.split_whitespace();
-        let name = f.next().unwrap();
-        let state = f.next().unwrap_or("");
-        assert!(name.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_'), "feature name {name:?}");
-        assert!(state == "on" || state == "off", "default of {name} is {state:?}");
-        assert!(f.next().is_some(), "{name} has no description");
-        names.push((name.to_string(), state == "on"));
+    let (kernels, rows) = feature_table();
+    let mut names: Vec<&String> = rows.iter().map(|r| &r.0).collect();
+    names.sort();
+    names.dedup();
+    assert_eq!(names.len(), rows.len(), "a feature is listed twice");
+    // The default run uses exactly the default kernel's column.
+    let dk = default_kernel();
+    let k = kernels.iter().position(|x| *x == dk).unwrap_or_else(|| panic!("default kernel {dk} has no column: {kernels:?}"));
+    assert_eq!(run_features(&[]), column(&rows, k), "a default run's features differ from the {dk} column");
+    let get = |name: &str, k: usize| rows.iter().find(|r| r.0 == name).unwrap_or_else(|| panic!("{name} not listed")).1[k];
+    // The merged mailing-list changes are on by default: change 1 (v6.0) and change 2 (2018).
+    assert!(get("TTWU_QUEUE_IDLE", k) && get("WA_WEIGHT_NOEQUAL", k));
+    // ...and absent from the kernels they were measured on (5.19 and 4.15).
+    if let Some(k519) = kernels.iter().position(|x| x == "v5.19") {
+        assert!(!get("TTWU_QUEUE_IDLE", k519), "TTWU_QUEUE_IDLE on in v5.19");
     }
-    // Mainline defaults, including the two merged mailing-list changes.
-    for expected in ["TTWU_QUEUE", "TTWU_QUEUE_IDLE", "WA_IDLE", "WA_WEIGHT", "WA_BIAS", "WA_WEIGHT_NOEQUAL", "SIS_UTIL", "WAKEUP_PREEMPTION", "RUN_TO_PARITY"] {
-        assert!(names.contains(&(expected.to_string(), true)), "{expected} should be listed and on by default:\n{out}");
+    if let Some(k415) = kernels.iter().position(|x| x == "v4.15") {
+        assert!(!get("WA_WEIGHT_NOEQUAL", k415), "WA_WEIGHT_NOEQUAL on in v4.15");
     }
-    let mut sorted: Vec<_> = names.iter().map(|n| &n.0).collect();
-    sorted.sort();
-    sorted.dedup();
-    assert_eq!(sorted.len(), names.len(), "a feature is listed twice");
+}
+
+#[test]
+fn every_kernel_profile_runs_with_its_listed_features() {
+    let (kernels, rows) = feature_table();
+    let listed: Vec<String> = ok(&["kernels"]).lines().filter(|l| !l.starts_with(char::is_whitespace)).map(|l| l.split_whitespace().next().unwrap().to_string()).collect();
+    assert_eq!(listed, kernels, "`wakesim kernels` and the columns of `wakesim features` differ");
+    for (k, name) in kernels.iter().enumerate() {
+        assert_eq!(run_features(&["--kernel", name]), column(&rows, k), "kernel {name}: the run's features differ from its column");
+    }
 }
 
 #[test]
@@ -102,11 +164,11 @@ fn bench_reports_events_per_second() {
 #[test]
 fn help_and_version_exit_zero() {
     let help = ok(&["--help"]);
-    for cmd in ["run", "machines", "workloads", "features", "bench"] {
+    for cmd in ["run", "machines", "workloads", "features", "kernels", "bench"] {
         assert!(help.lines().any(|l| l.trim_start().starts_with(cmd)), "{cmd} not in --help:\n{help}");
     }
     let run_help = ok(&["run", "--help"]);
-    for flag in ["--machine", "--seed", "--duration", "--json", "--tasks", "--features", "--costs"] {
+    for flag in ["--machine", "--kernel", "--seed", "--duration", "--json", "--tasks", "--features", "--costs"] {
         assert!(run_help.contains(flag), "{flag} not in run --help");
     }
     assert!(ok(&["--version"]).starts_with("wakesim "));

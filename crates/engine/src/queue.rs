@@ -110,6 +110,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(any(debug_assertions, feature = "invariants"))]
     #[should_panic(expected = "event scheduled in the past")]
     fn scheduling_in_the_past_is_caught() {
         let mut q = EventQueue::new();
