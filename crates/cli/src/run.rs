@@ -46,12 +46,17 @@ pub fn parse_features(kernel: &str, spec: Option<&str>) -> Result<Features, User
     Ok(f)
 }
 
-pub fn resolve_workload(a: &RunArgs) -> Result<(Workload, Vec<String>), UserError> {
+pub fn resolve_workload(a: &RunArgs, m: &Machine) -> Result<(Workload, Vec<String>), UserError> {
+    if a.copies == 0 {
+        return Err(UserError("--copies must be at least 1".into()));
+    }
+    let ctx = wakesim_workloads::BuildContext { nr_cpus: Some(m.nr_cpus() as u32), copies: a.copies };
     if let Some(p) = &a.tasks {
-        return Ok((wakesim_workloads::load_task_file(p)?, vec!["--tasks".into(), p.display().to_string()]));
+        let w = wakesim_workloads::load_task_file(p)?;
+        return Ok((wakesim_workloads::bench::copies::replicate(w, a.copies), vec!["--tasks".into(), p.display().to_string()]));
     }
     let cmd: Vec<String> = if a.command.is_empty() { DEFAULT_COMMAND.iter().map(|s| s.to_string()).collect() } else { a.command.clone() };
-    Ok((wakesim_workloads::from_command_line(&cmd)?, cmd))
+    Ok((wakesim_workloads::from_command_line_with(&cmd, &ctx)?, cmd))
 }
 
 #[derive(Serialize)]
@@ -96,8 +101,12 @@ pub fn run(a: RunArgs) -> Result<(), UserError> {
     let machine = resolve_machine(&a.machine)?;
     let costs = resolve_costs(&machine, a.costs.as_deref())?;
     let features = parse_features(&a.kernel, a.features.as_deref())?;
-    let (wl, cmd) = resolve_workload(&a)?;
-    let cfg = Config { machine: machine.clone(), costs: costs.clone(), features, seed: a.seed, duration_cap: (a.duration * SEC as f64) as u64 };
+    let (wl, cmd) = resolve_workload(&a, &machine)?;
+    // The benchmark's own run time (schbench -r, netperf -l, …) ends the run unless --duration
+    // is shorter.
+    let cap = (a.duration * SEC as f64) as u64;
+    let cap = wl.duration.map_or(cap, |d| d.min(cap));
+    let cfg = Config { machine: machine.clone(), costs: costs.clone(), features, seed: a.seed, duration_cap: cap };
     let sim = Sim::new(cfg, &wl).map_err(UserError)?;
     let t0 = Instant::now();
     let r = sim.run();

@@ -41,3 +41,34 @@ pub fn default_capacity(kind: ChanKind) -> u64 {
 pub fn round_pipe_size(size: u64) -> u64 {
     size.max(PAGE_SIZE).next_power_of_two()
 }
+
+/// `SKB_TRUESIZE`-style charge of one small unix-stream skb carrying `payload` bytes:
+/// `SKB_DATA_ALIGN(sizeof(struct sk_buff))` (256 on x86-64) plus the kmalloc bucket holding
+/// `SKB_DATA_ALIGN(payload) + SKB_DATA_ALIGN(sizeof(struct skb_shared_info))` (320)
+/// (include/linux/skbuff.h, net/core/skbuff.c `__alloc_skb`). For 100 B: 256 + 512 = 768.
+/// Research notes §1.2 estimate 700–800 B **\[EST\]**.
+pub fn unix_skb_truesize(payload: u64) -> u64 {
+    let data = payload.div_ceil(64) * 64 + 320;
+    256 + data.next_power_of_two().max(32)
+}
+
+/// Payload bytes a unix stream socket queues before the writer blocks when every write is
+/// `write` bytes: `sock_alloc_send_pskb()` sleeps while `sk_wmem_alloc >= sk_sndbuf`, and each
+/// write charges its skb's truesize (net/unix/af_unix.c `unix_stream_sendmsg`). So
+/// ⌈212992 / truesize⌉ writes fit: 278 of 100 B, not 2129.
+pub fn unix_stream_capacity(write: u64) -> u64 {
+    let write = write.max(1);
+    UNIX_CAPACITY.div_ceil(unix_skb_truesize(write)) * write
+}
+
+/// Payload bytes a pipe queues before the writer blocks when every write is `write` bytes:
+/// 16 buffers of one page each, and fs/pipe.c `pipe_write` merges a write into the last
+/// buffer only if it fits in that page, so ⌊4096 / write⌋ writes share a page (40 of 100 B:
+/// 640 writes, not 655).
+pub fn pipe_capacity_for(write: u64, capacity: u64) -> u64 {
+    let write = write.max(1);
+    if write >= PAGE_SIZE {
+        return capacity.max(write);
+    }
+    (capacity / PAGE_SIZE).max(1) * (PAGE_SIZE / write) * write
+}

@@ -5,11 +5,17 @@
 //! `Send`/`Recv` is a syscall with pipe or socket semantics (blocking, sync wakeups), every
 //! `FutexWake` a non-sync wakeup, every `Sleep` a timer wakeup.
 //!
-//! Workloads come from two places:
+//! Workloads come from three places:
 //! * built-in benchmarks, built from the benchmark's own command line
-//!   ([`from_command_line`], registry in [`mod@bench`]), each rendering the [`Outcome`] the way the
-//!   real tool prints it;
+//!   ([`from_command_line_with`] and a [`BuildContext`] carrying the machine's CPU count and
+//!   `--copies`; registry in [`mod@bench`]), each rendering the [`Outcome`] the way the real
+//!   tool prints it: hackbench, perf bench sched messaging/pipe, schbench (both versions),
+//!   tbench, netperf, UnixBench context1/pipe, ipistorm, STREAM — see `BENCHMARKS.md`;
+//! * rt-app JSON files (`rt-app FILE.json`, a documented subset);
 //! * user task files in TOML ([`load_task_file`], format in `FORMAT.md`).
+//!
+//! A benchmark limited by its own run time (schbench `-r`, netperf `-l`, …) sets
+//! [`Workload::duration`]; the run stops there or at the run's duration cap, whichever is first.
 
 mod args;
 pub mod bench;
@@ -21,7 +27,7 @@ mod lang;
 pub mod marks;
 pub mod taskfile;
 
-pub use bench::{from_command_line, known_tools};
+pub use bench::{from_command_line, from_command_line_with, known_tools, BuildContext};
 pub use counts::{op_counts, OpCounts};
 pub use error::WorkloadError;
 pub use lang::*;

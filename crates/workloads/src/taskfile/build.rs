@@ -116,6 +116,7 @@ pub(crate) fn build(src: &Src, doc: Doc) -> Result<Workload, WorkloadError> {
         futs.declare(src, &d.name, d.count, d.line)?;
     }
 
+    let mut sync = SyncNames::default();
     let mut tasks: Vec<TaskSpec> = Vec::new();
     let mut task_lines: HashMap<String, usize> = HashMap::new();
     let mut mm_keys: Vec<Option<String>> = Vec::new();
@@ -136,9 +137,10 @@ pub(crate) fn build(src: &Src, doc: Doc) -> Result<Workload, WorkloadError> {
                     format!("task name '{name}' is used twice (first at line {first})"),
                 ));
             }
-            let program = compile(src, &stmts, j, d.count, &chans, &futs, &channels)?;
+            let program = compile(src, &stmts, j, d.count, &chans, &futs, &channels, &mut sync)?;
             let mut t = TaskSpec::new(name, program);
             t.nice = d.nice;
+            t.smt_throughput = d.smt_throughput;
             if let Some((tmpl, line)) = &d.cpus {
                 let list =
                     expand(tmpl, j, d.count, false).map_err(|e| src.err_at_line(*line, e))?;
@@ -255,7 +257,16 @@ fn parse_program(src: &Src, d: &TaskDecl) -> Result<Vec<(usize, Stmt)>, Workload
     Ok(out)
 }
 
+/// Barrier and mutex names, declared by use: ids in order of first appearance; a barrier
+/// keeps the party count (and line) it was first used with.
+#[derive(Default)]
+struct SyncNames {
+    barriers: HashMap<String, (u32, u32, usize)>,
+    mutexes: HashMap<String, u32>,
+}
+
 /// Compiles the statements for replica `j` of `count`.
+#[allow(clippy::too_many_arguments)]
 fn compile(
     src: &Src,
     stmts: &[(usize, Stmt)],
@@ -264,6 +275,7 @@ fn compile(
     chans: &Names,
     futs: &Names,
     channels: &[ChannelSpec],
+    sync: &mut SyncNames,
 ) -> Result<Program, WorkloadError> {
     let mut prog: Program = Vec::with_capacity(stmts.len() + 1);
     let mut open: Vec<usize> = Vec::new();
@@ -304,6 +316,34 @@ fn compile(
             },
             Stmt::Mark(m) => Op::Mark(*m),
             Stmt::Exit => Op::Exit,
+            Stmt::Call { cpu, wait } => {
+                let c = expand(cpu, j, count, false).map_err(at)?;
+                let c: u32 = c.parse().map_err(|_| at(format!("'call' needs a CPU number, got '{c}'")))?;
+                if c as usize >= wakesim_machine::MAX_CPUS {
+                    return Err(at(format!("CPU {c} is not a CPU number")));
+                }
+                Op::CallFunc { cpu: c, wait: *wait }
+            }
+            Stmt::Barrier { name, parties } => {
+                let n = expand(name, j, count, true).map_err(at)?;
+                let next = sync.barriers.len() as u32;
+                let &mut (id, p, first) = sync.barriers.entry(n.clone()).or_insert((next, *parties, *line));
+                if p != *parties {
+                    return Err(at(format!("barrier '{n}' has {parties} parties here but {p} at line {first}")));
+                }
+                Op::Barrier { id, parties: p }
+            }
+            Stmt::Lock { name } | Stmt::Unlock { name } => {
+                let n = expand(name, j, count, true).map_err(at)?;
+                let next = sync.mutexes.len() as u32;
+                let id = *sync.mutexes.entry(n).or_insert(next);
+                if matches!(s, Stmt::Lock { .. }) {
+                    Op::Lock { id }
+                } else {
+                    Op::Unlock { id }
+                }
+            }
+            Stmt::Every(p) => Op::SleepUntilNext { period: *p },
             Stmt::Loop(n) => {
                 open.push(prog.len());
                 Op::LoopStart { count: *n, end: 0 }

@@ -42,6 +42,7 @@ pub(crate) struct TaskDecl {
     pub nice: i32,
     pub mm: Option<(String, usize)>,
     pub group: Option<(String, usize)>,
+    pub smt_throughput: Option<f64>,
     /// Program lines with their file line numbers.
     pub program: Vec<(usize, String)>,
     pub program_line: usize,
@@ -215,6 +216,7 @@ fn read_task(t: &Tbl) -> Result<TaskDecl, WorkloadError> {
         "mm",
         "group",
         "program",
+        "smt_throughput",
     ])?;
     let src = t.src;
     let (name, span) = t.req_str("name")?;
@@ -232,6 +234,25 @@ fn read_task(t: &Tbl) -> Result<TaskDecl, WorkloadError> {
         }
         Some((c, cspan)) => {
             return Err(src.err(&cspan, format!("'start_cpu' {c} is not a CPU number")))
+        }
+    };
+    let smt_throughput = match t.get("smt_throughput") {
+        None => None,
+        Some(v) => {
+            let x = match v.get_ref() {
+                DeValue::Float(f) => f.to_string().parse::<f64>().ok(),
+                DeValue::Integer(i) => i.to_string().parse::<f64>().ok(),
+                _ => None,
+            };
+            match x {
+                Some(x) if (0.5..=2.0).contains(&x) => Some(x),
+                _ => {
+                    return Err(src.err(
+                        &v.span(),
+                        "'smt_throughput' must be a number in 0.5..=2.0 (core throughput with both SMT siblings busy, relative to one thread)",
+                    ))
+                }
+            }
         }
     };
     let at_line = |o: Option<(String, Range<usize>)>| o.map(|(s, sp)| (s, src.line(sp.start)));
@@ -277,6 +298,7 @@ fn read_task(t: &Tbl) -> Result<TaskDecl, WorkloadError> {
         nice,
         mm,
         group,
+        smt_throughput,
         program,
         program_line: src.line(pv.span().start),
     })

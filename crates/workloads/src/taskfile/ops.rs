@@ -30,9 +30,18 @@ pub(crate) enum Stmt {
     End,
     Mark(u32),
     Exit,
+    /// `call CPU [nowait]`: smp_call_function_single.
+    Call { cpu: String, wait: bool },
+    /// `barrier NAME PARTIES`.
+    Barrier { name: String, parties: u32 },
+    Lock { name: String },
+    Unlock { name: String },
+    /// `every 1ms`: periodic timer.
+    Every(u64),
 }
 
-const KNOWN: &str = "compute, sleep, send, recv, wait, wake, loop, }, mark, exit";
+const KNOWN: &str =
+    "compute, sleep, send, recv, wait, wake, loop, }, mark, exit, call, barrier, lock, unlock, every";
 
 /// Parses one line; `Ok(None)` for blank and comment-only lines. `#` starts a comment.
 pub(crate) fn parse_stmt(line: &str) -> Result<Option<Stmt>, String> {
@@ -130,6 +139,38 @@ pub(crate) fn parse_stmt(line: &str) -> Result<Option<Stmt>, String> {
         "exit" => {
             nargs(0, "no arguments")?;
             Stmt::Exit
+        }
+        "call" => {
+            let wait = match rest {
+                [_] => true,
+                [_, "nowait"] => false,
+                _ => return Err("'call' takes a CPU and an optional 'nowait', e.g. 'call 8' or 'call {i+1} nowait'".into()),
+            };
+            Stmt::Call { cpu: rest[0].to_string(), wait }
+        }
+        "barrier" => {
+            nargs(2, "a barrier name and the number of parties, e.g. 'barrier b 4'")?;
+            let parties = u32::try_from(positive(rest[1], "party count")?)
+                .map_err(|_| format!("party count '{}' is too large", rest[1]))?;
+            Stmt::Barrier { name: name_arg(rest[0])?, parties }
+        }
+        "lock" | "unlock" => {
+            nargs(1, "a mutex name, e.g. 'lock m'")?;
+            let name = name_arg(rest[0])?;
+            if op == "lock" {
+                Stmt::Lock { name }
+            } else {
+                Stmt::Unlock { name }
+            }
+        }
+        "every" => {
+            if rest.is_empty() {
+                return Err("'every' needs a period, e.g. 'every 1ms'".into());
+            }
+            match parse_dur(&arg_text())? {
+                Dur::Fixed(p) => Stmt::Every(p),
+                _ => return Err("'every' takes a fixed period, not a distribution".into()),
+            }
         }
         other => return Err(format!("unknown op '{other}' (known: {KNOWN})")),
     };
