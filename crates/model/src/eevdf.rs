@@ -161,12 +161,7 @@ impl CfsRq {
             vslice /= 2;
         }
         p.se.deadline = p.se.vruntime + vslice;
-        p.on_rq = true;
-        self.load += p.weight;
-        let p = &tasks[t as usize];
-        self.avg_add(p);
-        self.queued.push(t);
-        self.util_est += p.util_est;
+        self.insert(tasks, t);
     }
 
     /// Puts a queued entity back into the tree after it stopped running (`put_prev_entity`).
@@ -228,7 +223,7 @@ impl CfsRq {
         }
     }
 
-    /// Inserts `t` into the tree with its vruntime already set (CFS placement).
+    /// `__enqueue_entity()` + accounting: inserts `t`, already placed, into the tree.
     pub(crate) fn insert(&mut self, tasks: &mut [Task], t: TaskId) {
         let p = &mut tasks[t as usize];
         p.on_rq = true;
