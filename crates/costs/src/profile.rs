@@ -74,6 +74,10 @@ pub struct CostProfile {
     pub enqueue: u64,
     /// `dequeue_task_fair()`.
     pub dequeue: u64,
+    /// Distinct cache lines of a runqueue that an enqueue plus preemption check touches (rq
+    /// lock, nr_running/clock, cfs_rq load and PELT sums, tree root, curr's entity): a waker
+    /// enqueueing on a remote rq pays a line transfer for each. A count, not ns.
+    pub enqueue_lines: u64,
     /// `wakeup_preempt()` check.
     pub wakeup_preempt: u64,
     /// `pick_next_task_fair()` without balancing.

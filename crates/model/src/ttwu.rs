@@ -83,7 +83,7 @@ impl Sim {
                     self.wake.remote_enqueue += 1;
                 }
                 self.wake.direct_enqueue += 1;
-                let cost = self.c.enqueue + self.c.wakeup_preempt + 2 * line;
+                let cost = self.c.enqueue + self.c.wakeup_preempt + self.c.enqueue_lines * line;
                 self.busy(cpu, cost, fr(T_ACTIVATE, target))
             }
             T_ACTIVATE => {

@@ -126,6 +126,11 @@ pub(crate) fn generic() -> CostProfile {
         tg_load_update: 60,
         migration_penalty: x86_migration_penalty(2_000),
         smt_throughput: 1.15, // WC §3.6: kernel's old smt_gain 1178/1024 = 1.15
+        // [EST] KW §2.10/§13.3: "lock remote rq + enqueue + resched" writes the rq lock line, the
+        // rq hot line (nr_running, clock), the cfs_rq's load/avg and tree lines and reads
+        // curr's entity: about six lines that the target CPU owns (Peter Zijlstra: the reason
+        // not to queue within an LLC was "cache bouncing", WC §3.5).
+        enqueue_lines: 6,
         // [EST] unix_stream_sendmsg: skb alloc + queue + sock_def_readable; recv: dequeue + free.
         unix_send: 400,
         unix_recv: 300,
