@@ -131,7 +131,9 @@ impl Sim {
         self.cpus[cpu].cfs.update_curr(&mut self.tasks, now);
         self.update_load_avg(cpu, p);
         let v = self.tasks[p as usize].se.vruntime;
-        if self.f.DELAY_DEQUEUE && !self.cpus[cpu].cfs.eligible(&self.tasks, v) {
+        // Only a sleep can be delayed: an exiting task (TASK_DEAD) is dequeued at once.
+        let sleeping = self.tasks[p as usize].state == crate::state::TState::Sleeping;
+        if self.f.DELAY_DEQUEUE && sleeping && !self.cpus[cpu].cfs.eligible(&self.tasks, v) {
             // DELAY_DEQUEUE (v6.12): an ineligible task that blocks stays in the tree, still
             // counted in nr_running and the load, until it is picked or woken.
             self.tasks[p as usize].delayed = true;

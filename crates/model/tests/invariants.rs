@@ -36,7 +36,11 @@ fn extra_invariants(s: &Sim) {
 
 /// Runs `wl` one event at a time with every check after every event; returns the sim.
 fn run_fully_checked(machine: &str, wl: &wakesim_workloads::Workload, seed: u64, cap: Time) -> Sim {
-    let mut s = sim(machine, Features::default(), wl, seed);
+    run_fully_checked_with(machine, Features::default(), wl, seed, cap)
+}
+
+fn run_fully_checked_with(machine: &str, f: Features, wl: &wakesim_workloads::Workload, seed: u64, cap: Time) -> Sim {
+    let mut s = sim(machine, f, wl, seed);
     s.boot();
     let mut last = 0;
     let mut n = 0u64;
@@ -117,4 +121,33 @@ fn stepping_does_not_perturb_the_run() {
     assert_eq!(s.now(), r.outcome.end_time);
     assert_eq!(format!("{:?}", s.wake), format!("{:?}", r.stats.wake));
     assert_eq!(format!("{:?}", s.sched), format!("{:?}", r.stats.cpus));
+}
+
+/// Every kernel profile, and each mailing-list change on the kernel it was judged on, keeps the
+/// invariants on random task graphs: CFS picking (v4.15, v5.19), delayed dequeue (v6.12), the
+/// shared runqueue (v6.5 + SHARED_RUNQ, gated or not) and the SIS filter (v6.0 + SIS_FILTER).
+#[test]
+fn fuzzed_task_graphs_keep_the_invariants_under_every_kernel_profile_and_change() {
+    let cases: &[(&str, &[&str])] = &[
+        ("v4.15", &[]),
+        ("v5.19", &["TTWU_QUEUE_IDLE"]),
+        ("v6.0", &["SIS_FILTER"]),
+        ("v6.5", &["SHARED_RUNQ"]),
+        ("v6.5", &["SHARED_RUNQ", "SHARED_RUNQ_GATED"]),
+        ("v6.7", &["NEWIDLE_SKIP_IPI"]),
+        ("v6.12", &[]),
+    ];
+    for (i, (kernel, changes)) in cases.iter().enumerate() {
+        let mut f = Features::for_kernel(kernel).unwrap();
+        for c in changes.iter() {
+            f.set(c, true).unwrap();
+        }
+        f.check().unwrap();
+        for seed in [11u64 + i as u64, 23 + i as u64] {
+            let (machine, n) = if seed % 2 == 0 { ("test-2x4", 16) } else { ("test-smt2", 8) };
+            let wl = random_graph(seed, n);
+            let s = run_fully_checked_with(machine, f, &wl, seed, 30 * SEC);
+            assert_eq!(s.live_tasks(), 0, "{kernel} {changes:?} seed {seed}: tasks left");
+        }
+    }
 }
