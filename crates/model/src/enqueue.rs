@@ -78,8 +78,6 @@ impl Sim {
         invariant!(!self.tasks[p as usize].on_rq, "task {} enqueued twice", self.tasks[p as usize].name);
         invariant!(self.tasks[p as usize].cpu as usize == cpu, "task {} enqueued on cpu {cpu} but task_cpu is {}", self.tasks[p as usize].name, self.tasks[p as usize].cpu);
         let now = self.now();
-        let tick = self.t.tick_nsec() as i64;
-        let _ = tick;
         {
             let c = &mut self.cpus[cpu];
             if c.cfs.curr != NO_TASK {

@@ -75,9 +75,6 @@ impl Sim {
             }
             2 => {
                 self.doms[t][level as usize].last_balance = self.jiffies();
-                if self.cpus[cpu].lb_moved == 0 && idle != IDLE_BUSY {
-                    // nothing moved at this level; keep walking
-                }
                 if !self.cpus[cpu].lb_continue {
                     // should_we_balance() said another CPU balances this group: higher levels too.
                     self.set_top(cpu, fr(1, u8::MAX));

@@ -41,7 +41,7 @@ impl Sim {
                     self.deactivate_curr(cpu);
                     cost += self.c.dequeue;
                 }
-                self.drain_delayed(cpu, prev);
+                self.drain_delayed(cpu);
                 if !self.tasks[prev as usize].is_idle && self.cpus[cpu].cfs.curr == prev && self.cpus[cpu].cfs.curr_on_rq {
                     let now = self.now();
                     if self.cpus[cpu].cfs.update_curr(&mut self.tasks, now) {
@@ -96,7 +96,7 @@ impl Sim {
 
     /// `pick_next_entity()` with DELAY_DEQUEUE: a delayed entity that would be picked is dequeued
     /// for real and the pick repeats.
-    fn drain_delayed(&mut self, cpu: usize, prev: TaskId) {
+    fn drain_delayed(&mut self, cpu: usize) {
         if !self.f.DELAY_DEQUEUE {
             return;
         }
@@ -109,7 +109,6 @@ impl Sim {
             if t == NO_TASK || !self.tasks[t as usize].delayed {
                 return;
             }
-            let _ = prev;
             self.finish_delayed_dequeue(cpu, t);
         }
     }
@@ -117,7 +116,7 @@ impl Sim {
     /// `pick_next_task_fair()` with `put_prev_entity()` / `set_next_entity()`; the idle task if
     /// nothing is runnable.
     fn pick_next(&mut self, cpu: usize, prev: TaskId) -> TaskId {
-        self.drain_delayed(cpu, prev);
+        self.drain_delayed(cpu);
         let now = self.now();
         let f = self.f;
         let c = &mut self.cpus[cpu];

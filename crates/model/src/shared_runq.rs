@@ -116,8 +116,9 @@ impl Sim {
             let owner = self.shared_runq.shards[s].line.owner as usize;
             let peek = self.c.line.get(self.m.dist(cpu, owner));
             self.charge(cpu, peek);
-            let Some(&head) = self.shared_runq.shards[s].tasks.front() else { continue };
-            let _ = head;
+            if self.shared_runq.shards[s].tasks.is_empty() {
+                continue;
+            }
             self.shard_op(cpu, s);
             let head = self.shared_runq.shards[s].tasks.front().copied();
             match head {

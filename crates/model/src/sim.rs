@@ -227,7 +227,6 @@ impl Sim {
                 Chan {
                     capacity: ch.capacity,
                     sync: true,
-                    softirq_wake: matches!(ch.kind, ChanKind::TcpLoopback | ChanKind::UdpLoopback),
                     send_cost,
                     recv_cost,
                     ..Default::default()
@@ -364,7 +363,7 @@ fn new_task(
         exit_time: None,
         switched_in: 0,
         sys_wake: NO_TASK,
-        sys_wake_left: 0,
+        sys_wake_sync: false,
         wake_list: VecDeque::new(),
         timer_next: 0,
         smt_throughput: 1.15,

@@ -99,9 +99,9 @@ pub struct Task {
     pub exit_time: Option<Time>,
     /// When the task was last switched in (for rq_cpu_time).
     pub switched_in: Time,
-    /// Task a syscall in progress is about to wake, and how many more futex wakes remain.
+    /// Task a pipe/socket syscall in progress is about to wake, and whether with WF_SYNC.
     pub sys_wake: TaskId,
-    pub sys_wake_left: u32,
+    pub sys_wake_sync: bool,
     /// Tasks a futex wake, barrier release or unlock is waking, one try_to_wake_up each.
     pub wake_list: VecDeque<TaskId>,
     /// Next period boundary of the task's periodic timer (0 = not started).
@@ -248,10 +248,10 @@ pub struct Chan {
     pub bytes: u64,
     pub readers: VecDeque<TaskId>,
     pub writers: VecDeque<TaskId>,
-    /// WF_SYNC on wakeups (pipes, unix sockets, loopback TCP/UDP).
+    /// WF_SYNC on wakeups (pipes, unix sockets, loopback TCP/UDP). A loopback receiver is woken
+    /// from NET_RX softirq on the sender's CPU, which is where the sender's syscall runs the
+    /// wakeup anyway; the softirq's work is part of `tcp_send`/`udp_send`.
     pub sync: bool,
-    /// Loopback network: the receiver is woken from NET_RX softirq (same CPU as the sender).
-    pub softirq_wake: bool,
     /// Per-message protocol cost on the sender and on the receiver (cost profile by kind).
     pub send_cost: Time,
     pub recv_cost: Time,

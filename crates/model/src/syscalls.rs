@@ -172,7 +172,7 @@ impl Sim {
             5 => self.sys_execute(cpu, t),
             1 => {
                 let w = std::mem::replace(&mut self.tasks[t as usize].sys_wake, NO_TASK);
-                let sync = self.tasks[t as usize].sys_wake_left == u32::MAX;
+                let sync = self.tasks[t as usize].sys_wake_sync;
                 self.set_top(cpu, Frame::Sys { phase: 2 });
                 self.start_ttwu(cpu, w, sync);
                 Flow::Again
@@ -216,7 +216,7 @@ impl Sim {
                 let sync = ch.sync;
                 if let Some(r) = ch.readers.pop_front() {
                     self.tasks[t as usize].sys_wake = r;
-                    self.tasks[t as usize].sys_wake_left = if sync { u32::MAX } else { 0 };
+                    self.tasks[t as usize].sys_wake_sync = sync;
                     self.set_top(cpu, Frame::Sys { phase: 1 });
                     return Flow::Again;
                 }
@@ -233,7 +233,7 @@ impl Sim {
                 let sync = ch.sync;
                 if let Some(w) = ch.writers.pop_front() {
                     self.tasks[t as usize].sys_wake = w;
-                    self.tasks[t as usize].sys_wake_left = if sync { u32::MAX } else { 0 };
+                    self.tasks[t as usize].sys_wake_sync = sync;
                     self.set_top(cpu, Frame::Sys { phase: 1 });
                     return Flow::Again;
                 }

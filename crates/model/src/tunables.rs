@@ -64,6 +64,3 @@ pub fn nice_to_weight(nice: i32) -> u32 {
 pub const NICE_0_LOAD: u64 = 1024;
 /// SCHED_CAPACITY_SCALE.
 pub const CAPACITY: u64 = 1024;
-
-#[allow(dead_code)]
-pub const MS: Time = MSEC;
