@@ -11,7 +11,8 @@ use wakesim_machine::Arch;
 
 impl Sim {
     /// Governor: the deepest state whose target residency fits the predicted idle length (menu
-    /// governor in spirit; prediction = EWMA of this CPU's recent idle periods, weight 1/8).
+    /// governor in spirit; prediction = EWMA of this CPU's recent idle periods, weight 1/8 [EST]: the real menu governor also uses the next timer event and a
+    /// correction factor, which are not modelled; this is why long idles pick the deepest state).
     fn select_idle_state(&self, cpu: usize, at_least: usize) -> usize {
         let pred = self.cpus[cpu].idle_predict;
         let states = &self.c.idle_states;
