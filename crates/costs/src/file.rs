@@ -56,6 +56,9 @@ const SCALARS: &[(&str, Get, Set)] = &[
         |p, v| p.wakelist_queue = v,
     ),
     ("csd_flush", |p| p.csd_flush, |p, v| p.csd_flush = v),
+    ("idle_select", |p| p.idle_select, |p, v| p.idle_select = v),
+    ("idle_exit", |p| p.idle_exit, |p, v| p.idle_exit = v),
+    ("newidle_gate", |p| p.newidle_gate, |p, v| p.newidle_gate = v),
     (
         "lb_stats_per_cpu",
         |p| p.lb_stats_per_cpu,

@@ -60,6 +60,15 @@ pub struct CostProfile {
     pub idle_states: Vec<IdleState>,
     /// How long the POLL state spins before the governor re-selects a deeper state.
     pub poll_limit: u64,
+    /// One pass of `do_idle()` into an idle state: `tick_nohz_idle_enter()`, the governor's
+    /// `cpuidle_select()` (menu: next-timer lookup, state walk) and `cpuidle_enter_state()`
+    /// bookkeeping. Paid with TIF_POLLING_NRFLAG already set, before the state is entered.
+    pub idle_select: u64,
+    /// Leaving `do_idle()` for `schedule_idle()`: `cpuidle_reflect()`, `tick_nohz_idle_exit()`.
+    pub idle_exit: u64,
+    /// `sched_balance_newidle()` when a gate (root-domain overload, `avg_idle`) returns early:
+    /// misfit update, clock read, RCU domain walk start, `nohz_newidle_balance()` checks.
+    pub newidle_gate: u64,
     /// `__schedule()` + context switch (same mm); charged on the switching CPU.
     pub context_switch: u64,
     /// Extra for switching to a different mm (CR3/TLB).

@@ -63,6 +63,8 @@ impl Sim {
             }
             31 => {
                 let now = self.now();
+                // The fixed part (misfit update, clock, gate reads, nohz_newidle_balance checks).
+                self.charge(cpu, self.c.newidle_gate);
                 self.cpus[cpu].idle_stamp = now.max(1);
                 let nlev = self.m.domains[cpu].len();
                 // v3 gates on the LLC's parent domain; mainline on the lowest domain.

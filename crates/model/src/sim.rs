@@ -123,6 +123,7 @@ impl Sim {
                 idle_state: 0,
                 polling: false,
                 poll_exit: false,
+                poll_until: 0,
                 idle_enter: 0,
                 idle_predict: 0,
                 tick_armed: false,

@@ -164,6 +164,8 @@ pub struct Cpu {
     /// Left a polling idle state and still polling (exit latency, interrupt handling) until the
     /// idle loop clears the flag to flush or schedule.
     pub poll_exit: bool,
+    /// When the current POLL-state stay ends at the latest (`cpuidle_poll_time()`).
+    pub poll_until: Time,
     pub idle_enter: Time,
     /// Governor's predicted idle length (EWMA of observed idle periods), ns.
     pub idle_predict: Time,

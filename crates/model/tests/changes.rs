@@ -102,9 +102,11 @@ fn newidle_skip_ipi_stops_newidle_on_ipi_only_wakeups() {
     let wl = Workload { name: "ipistorm".into(), tasks: vec![t], channels: vec![], futexes: 0, reporter: Box::new(Elapsed), duration: None };
     let base = run("test-2x4", kernel("v6.7", &[]), &wl, 1);
     let chg = run("test-2x4", kernel("v6.7", &["+NEWIDLE_SKIP_IPI"]), &wl, 1);
-    // Half the calls find the target polling (a flag write that makes it run schedule_idle
-    // and, in v6.7, newidle); the other half arrive while it schedules and take a real IPI.
-    assert!(base.stats.newidle.from_idle_no_task >= 450, "{}", base.stats.newidle.from_idle_no_task);
+    // Some calls find the target polling (a flag write that makes it leave the idle loop, run
+    // schedule_idle and, in v6.7, newidle); the others arrive while it is on that path with
+    // the flag cleared and take a real IPI, handled without leaving the loop again.
+    let kicked = base.stats.newidle.from_idle_no_task;
+    assert!(kicked >= 250 && kicked <= base.stats.wake.poll_wakes, "{kicked} IPI-only kicks, {} flag writes", base.stats.wake.poll_wakes);
     assert_eq!(chg.stats.newidle.from_idle_no_task, 0);
 }
 

@@ -26,23 +26,32 @@ fn call_function_to_a_polling_idle_cpu_is_a_flag_write_that_runs_newidle_before_
     let r = run("test-2x4", f, &ipistorm(2000, 1, 9), 1);
     assert!(!r.outcome.capped);
     let w = &r.stats.wake;
-    // A call that finds the target polling is a flag write; the target then runs
-    // schedule_idle() -> pick_next_task_fair() -> newidle, and a call arriving meanwhile (polling
-    // cleared) needs a real IPI: the two alternate.
+    // A call that finds the target polling is a flag write; the target then leaves the idle
+    // loop and runs schedule_idle() -> pick_next_task_fair() -> newidle, and a call arriving
+    // meanwhile (polling cleared) needs a real IPI, taken when interrupts come back on.
     // (+1: the kick that starts the task on its CPU.)
     assert!((2000..=2002).contains(&(w.ipis_call_function + w.poll_wakes)));
-    assert!(w.poll_wakes >= 900, "poll wakes {}", w.poll_wakes);
-    assert!(r.stats.newidle.from_idle_no_task >= 900, "newidle from idle {}", r.stats.newidle.from_idle_no_task);
+    assert!(w.poll_wakes >= 600 && w.ipis_call_function >= 600, "poll wakes {}, IPIs {}", w.poll_wakes, w.ipis_call_function);
+    let kicks = r.stats.newidle.from_idle_no_task;
+    assert!(kicks >= 600 && kicks <= w.poll_wakes, "newidle from idle {kicks}");
 }
 
 #[test]
-fn sm_idle_skips_the_pick_and_makes_ipistorm_faster() {
+fn sm_idle_skips_the_pick_when_the_idle_task_is_kicked_without_a_task() {
     let base = run("test-2x4", Features::for_kernel("v6.6").unwrap(), &ipistorm(2000, 1, 9), 1);
     let mut f = Features::for_kernel("v6.6").unwrap();
     f.SM_IDLE = true;
     let sm = run("test-2x4", f, &ipistorm(2000, 1, 9), 1);
     assert!(sm.stats.newidle.from_idle_no_task < base.stats.newidle.from_idle_no_task / 10);
-    assert!(sm.outcome.end_time < base.outcome.end_time, "{} !< {}", sm.outcome.end_time, base.outcome.end_time);
+    // No pick_next_task() on the fast path, so no set_next_task_idle() (sched_goidle) either.
+    let goidle = |r: &wakesim_model::RunResult| r.stats.cpus[9].sched_goidle;
+    let sched = |r: &wakesim_model::RunResult| r.stats.cpus[9].sched_count;
+    assert!(sched(&sm) > 500 && goidle(&sm) < sched(&sm) / 10, "target: {} schedules, {} picks of idle", sched(&sm), goidle(&sm));
+    assert!(goidle(&base) * 10 > sched(&base) * 9, "v6.6 picks idle on every pass");
+    // Whether the shorter pass makes the storm faster depends on the IPI cost (a shorter window
+    // with polling cleared turns cheap in-poll IPIs into flag wakes that leave the loop): the
+    // benchmark-level check is on the EPYC of the published numbers (tests/changes_bench.rs).
+
 }
 
 #[test]

@@ -84,6 +84,17 @@ pub(crate) fn generic() -> CostProfile {
         // cpuidle_poll_time(): first state with residency ≥ CPUIDLE_POLL_MIN (10 µs) is C6
         // (500 µs), capped at CPUIDLE_POLL_MAX = TICK_NSEC/16 = 62.5 µs (drivers/cpuidle/cpuidle.c).
         poll_limit: CPUIDLE_POLL_MAX_HZ1000,
+        // [EST] menu_select(): tick_nohz_get_sleep_length() (timer-wheel + hrtimer next-event
+        // lookup, ~200 ns) + the state walk and data update (~100 ns) + tick_nohz_idle_enter()
+        // and cpuidle_enter_state() clock reads/tracepoints (~100 ns). The cost SM_IDLE's
+        // ipistorm numbers expose: the idle re-entry, not the wire, bounds IPI throughput (WC §3.1).
+        idle_select: 400,
+        // [EST] cpuidle_reflect() (menu_update) + tick_nohz_idle_exit() accounting with the tick
+        // still running (ktime_get, idle-time update) ≈ 150 ns.
+        idle_exit: 150,
+        // [EST] sched_balance_newidle() gated: ~15 loads incl. rd->overload and nohz.has_blocked
+        // (shared read-mostly lines, hits), rq_clock, rcu_read_lock/unlock ≈ 60 ns.
+        newidle_gate: 60,
         // derived above from WC §3.4's 3.7 µs same-CPU pipe round trip
         context_switch: 580,
         // WC §3.4 [EST]: cross-mm switch +0.2–0.5 µs (PCID); low end
