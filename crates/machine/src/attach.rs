@@ -46,6 +46,7 @@ impl Machine {
             description: description.into(),
             arch,
             cost_profile: cost_profile.into(),
+            max_cstate: None,
             topo,
             domains,
             sd_llc: vec![None; n],

@@ -96,6 +96,9 @@ pub struct Machine {
     pub arch: Arch,
     /// Name of the default cost profile for this machine (see wakesim-costs).
     pub cost_profile: String,
+    /// Deepest idle state the box enables (`intel_idle.max_cstate=N`: C-states counted from 1,
+    /// the POLL state not counted); `None` = every state of the cost profile.
+    pub max_cstate: Option<u32>,
     pub topo: Topology,
     /// `domains[cpu]`: the CPU's sched domains bottom-up (index 0 = lowest level), after
     /// degenerate levels were removed, as `cpu_attach_domain()` leaves them.

@@ -30,6 +30,8 @@ pub struct MachineSpec {
     pub cost_profile: String,
     /// `node_reclaim_distance` (see [`DomainOptions`]).
     pub node_reclaim_distance: u32,
+    /// `intel_idle.max_cstate=N` / `processor.max_cstate=N` (see [`Machine::max_cstate`]).
+    pub max_cstate: Option<u32>,
     pub shape: Shape,
     /// `node_distance` table, indexed by node id.
     pub numa_distance: Vec<Vec<u32>>,
@@ -193,14 +195,16 @@ impl MachineSpec {
         let opts = DomainOptions {
             node_reclaim_distance: self.node_reclaim_distance,
         };
-        Machine::from_topology_with(
+        let mut m = Machine::from_topology_with(
             &self.name,
             &self.description,
             self.arch,
             &self.cost_profile,
             self.topology()?,
             &opts,
-        )
+        )?;
+        m.max_cstate = self.max_cstate;
+        Ok(m)
     }
 }
 

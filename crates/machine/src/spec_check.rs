@@ -114,6 +114,7 @@ impl Ctx<'_> {
             arch,
             cost_profile,
             node_reclaim_distance,
+            max_cstate: raw.max_cstate.as_ref().map(|v| *v.get_ref()),
             shape,
             numa_distance,
         };

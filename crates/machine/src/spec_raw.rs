@@ -12,6 +12,7 @@ pub(crate) struct RawSpec {
     pub arch: Option<Spanned<String>>,
     pub cost_profile: Option<Spanned<String>>,
     pub node_reclaim_distance: Option<Spanned<u32>>,
+    pub max_cstate: Option<Spanned<u32>>,
     // Regular shape.
     pub sockets: Option<Spanned<u32>>,
     pub nodes_per_socket: Option<Spanned<u32>>,

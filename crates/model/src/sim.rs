@@ -73,7 +73,8 @@ pub struct Sim {
 }
 
 impl Sim {
-    pub fn new(cfg: Config, wl: &Workload) -> Result<Sim, String> {
+    pub fn new(mut cfg: Config, wl: &Workload) -> Result<Sim, String> {
+        limit_cstates(&mut cfg.costs, cfg.machine.max_cstate);
         let m = cfg.machine;
         let n = m.nr_cpus();
         let t = Tunables::for_cpus(n);
@@ -369,4 +370,13 @@ fn new_task(
         timer_next: 0,
         smt_throughput: 1.15,
     }
+}
+
+/// `intel_idle.max_cstate=N` (the machine's boot configuration): keep the POLL state and the
+/// first `N` C-states of the profile; `0` leaves POLL, or the shallowest state if there is none.
+fn limit_cstates(c: &mut CostProfile, max_cstate: Option<u32>) {
+    let Some(n) = max_cstate else { return };
+    let has_poll = c.idle_states.len() > 1 && c.idle_states[0].exit_latency == 0;
+    let keep = (n as usize + usize::from(has_poll)).clamp(1, c.idle_states.len());
+    c.idle_states.truncate(keep);
 }
