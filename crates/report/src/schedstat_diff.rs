@@ -1,0 +1,132 @@
+//! A schedstat diff in the style of sched-scoreboard and `perf sched stats diff`: the per-CPU
+//! counters summed over CPUs, then each domain level's load-balance and wakeup counters, for
+//! the baseline and each variant (mean per run), with the percentage change. In each variant's
+//! column the three largest changes of at least 5 % are marked `<<<`.
+
+use crate::summary::Summary;
+use crate::{Grid, RunRecord};
+use wakesim_stats::IdleType;
+
+/// Changes below this (percent) are never marked.
+pub const MARK_MIN_PCT: f64 = 5.0;
+/// How many of a column's largest changes are marked.
+pub const MARK_TOP: usize = 3;
+
+type Row = (String, fn(&RunRecord) -> Option<f64>);
+
+fn rows_for(levels: &[String]) -> Vec<(String, Vec<(String, Box<dyn Fn(&RunRecord) -> f64>)>)> {
+    let cpu: Vec<Row> = vec![
+        ("schedule() calls        (sched_count)".into(), |r| Some(r.cpu_totals.sched_count as f64)),
+        ("switches to idle       (sched_goidle)".into(), |r| Some(r.cpu_totals.sched_goidle as f64)),
+        ("wakeups issued           (ttwu_count)".into(), |r| Some(r.cpu_totals.ttwu_count as f64)),
+        ("wakeups on own CPU       (ttwu_local)".into(), |r| Some(r.cpu_totals.ttwu_local as f64)),
+        ("run time, ms            (rq_cpu_time)".into(), |r| Some(r.cpu_totals.rq_cpu_time as f64 / 1e6)),
+        ("wait time, ms             (run_delay)".into(), |r| Some(r.cpu_totals.run_delay as f64 / 1e6)),
+        ("timeslices                   (pcount)".into(), |r| Some(r.cpu_totals.pcount as f64)),
+    ];
+    let mut out: Vec<(String, Vec<(String, Box<dyn Fn(&RunRecord) -> f64>)>)> =
+        vec![("CPU totals (all CPUs)".into(), cpu.into_iter().map(|(n, f)| (n, Box::new(move |r: &RunRecord| f(r).unwrap_or(0.0)) as Box<dyn Fn(&RunRecord) -> f64>)).collect())];
+    for level in levels {
+        let mut rows: Vec<(String, Box<dyn Fn(&RunRecord) -> f64>)> = Vec::new();
+        let lv = level.clone();
+        let get = move |r: &RunRecord| r.domains.iter().find(|(n, _)| *n == lv).map(|(_, d)| d.clone()).unwrap_or_default();
+        for t in [IdleType::NewlyIdle, IdleType::Busy, IdleType::Idle] {
+            let kind = match t {
+                IdleType::NewlyIdle => "newidle",
+                IdleType::Busy => "busy",
+                IdleType::Idle => "idle",
+            };
+            let i = t as usize;
+            let g = get.clone();
+            rows.push((format!("{kind:<8} load_balance() calls"), Box::new(move |r| g(r).lb_count[i] as f64)));
+            let g = get.clone();
+            rows.push((format!("{kind:<8}   found balanced"), Box::new(move |r| g(r).lb_balanced[i] as f64)));
+            let g = get.clone();
+            rows.push((format!("{kind:<8}   failed"), Box::new(move |r| g(r).lb_failed[i] as f64)));
+            let g = get.clone();
+            rows.push((format!("{kind:<8}   pulled tasks"), Box::new(move |r| g(r).lb_gained[i] as f64)));
+        }
+        let g = get.clone();
+        rows.push(("wakeups of tasks last on another CPU (ttwu_wake_remote)".into(), Box::new(move |r| g(r).ttwu_wake_remote as f64)));
+        let g = get.clone();
+        rows.push(("affine wakeups              (ttwu_move_affine)".into(), Box::new(move |r| g(r).ttwu_move_affine as f64)));
+        out.push((format!("Domain {level} (summed over CPUs)"), rows));
+    }
+    out
+}
+
+/// Percentage change from `b` to `x`; None when both are zero, +inf from zero.
+fn change(b: f64, x: f64) -> Option<f64> {
+    if b == 0.0 {
+        return if x == 0.0 { None } else { Some(f64::INFINITY) };
+    }
+    Some((x - b) / b.abs() * 100.0)
+}
+
+/// One diff per sweep point.
+pub fn render(g: &Grid) -> String {
+    let mut s = String::new();
+    for p in 0..g.cells.len() {
+        let mut levels: Vec<String> = Vec::new();
+        for r in g.cells[p].iter().flatten() {
+            for (n, _) in &r.domains {
+                if !levels.contains(n) {
+                    levels.push(n.clone());
+                }
+            }
+        }
+        let sections = rows_for(&levels);
+        // values[section][row][variant]
+        let values: Vec<Vec<Vec<f64>>> = sections
+            .iter()
+            .map(|(_, rows)| rows.iter().map(|(_, f)| (0..g.variants.len()).map(|v| Summary::of(&g.cells[p][v].iter().map(f).collect::<Vec<_>>()).amean).collect()).collect())
+            .collect();
+        // Marks: per variant, the MARK_TOP largest |change| ≥ MARK_MIN_PCT.
+        let mut marked = vec![Vec::new(); g.variants.len()];
+        for (v, m) in marked.iter_mut().enumerate().skip(1) {
+            let mut all: Vec<(f64, usize, usize)> = Vec::new();
+            for (si, sec) in values.iter().enumerate() {
+                for (ri, row) in sec.iter().enumerate() {
+                    if let Some(c) = change(row[0], row[v]) {
+                        let a = if c.is_finite() { c.abs() } else { f64::MAX };
+                        if a >= MARK_MIN_PCT {
+                            all.push((a, si, ri));
+                        }
+                    }
+                }
+            }
+            all.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
+            *m = all.into_iter().take(MARK_TOP).map(|(_, si, ri)| (si, ri)).collect();
+        }
+        if !s.is_empty() {
+            s.push('\n');
+        }
+        let runs = g.cells[p].first().map_or(0, Vec::len);
+        s += &format!("schedstat diff, {} (mean of {runs} runs)\n", g.point_label(p));
+        let lw = 58;
+        s += &format!("{:<lw$}{:>14}", "", g.variants[0]);
+        for v in &g.variants[1..] {
+            s += &format!("{v:>14} {:>9}    ", "change");
+        }
+        s = s.trim_end().to_string() + "\n";
+        for (si, (title, rows)) in sections.iter().enumerate() {
+            s += &format!("{title}\n");
+            for (ri, (label, _)) in rows.iter().enumerate() {
+                let row = &values[si][ri];
+                let mut line = format!("  {label:<w$}{:>14.2}", row[0], w = lw - 2);
+                for v in 1..g.variants.len() {
+                    let c = match change(row[0], row[v]) {
+                        None => "-".to_string(),
+                        Some(c) if c.is_infinite() => "new".to_string(),
+                        Some(c) => format!("{c:+.2}%"),
+                    };
+                    let mark = if marked[v].contains(&(si, ri)) { " <<<" } else { "    " };
+                    line += &format!("{:>14.2} {c:>9}{mark}", row[v]);
+                }
+                s += line.trim_end();
+                s.push('\n');
+            }
+        }
+    }
+    s
+}
