@@ -15,12 +15,16 @@
 use crate::summary::{gain, mean_name, significant, Summary};
 use crate::Grid;
 
-/// Decimals for a block: 4 when every value is below 10 (times in seconds), else 2.
+/// Decimals for a block: 2 as mmtests prints most metrics; 4 when every value is below 10
+/// (times in seconds, as mmtests prints hackbench); 6 when below 0.01.
 fn decimals(xs: impl Iterator<Item = f64>) -> usize {
-    if xs.filter(|x| x.is_finite()).all(|x| x.abs() < 10.0) {
+    let max = xs.filter(|x| x.is_finite()).fold(0.0f64, |m, x| m.max(x.abs()));
+    if max >= 10.0 {
+        2
+    } else if max >= 0.01 {
         4
     } else {
-        2
+        6
     }
 }
 

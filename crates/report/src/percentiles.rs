@@ -3,7 +3,8 @@
 //! column per variant: the percentile averaged over runs and its gain over the baseline.
 //!
 //! ```text
-//! Wakeup Latencies percentiles (usec), clients-1           baseline                 sh_rq
+//! Wakeup Latencies percentiles (usec), clients-1
+//!                                 baseline                  sh_rq
 //!           20.0th:        5.00 (   0.00%)        4.00 (  20.00%)
 //!         * 99.0th:       31.00 (   0.00%)       25.00 (  19.35%)
 //! ```
@@ -46,11 +47,9 @@ pub fn render(g: &Grid, include_model: bool) -> String {
             if !s.is_empty() {
                 s.push('\n');
             }
-            let head = format!("{name} percentiles ({unit}), {}", g.point_label(p));
-            s += &format!("{head:<18}");
-            for (i, v) in g.variants.iter().enumerate() {
-                let w = if i == 0 { (18 + 23usize).saturating_sub(head.len().max(18)).max(v.len() + 1) } else { 23 };
-                s += &format!("{v:>w$}");
+            s += &format!("{name} percentiles ({unit}), {}\n{:<18}", g.point_label(p), "");
+            for v in &g.variants {
+                s += &format!("{v:>23}");
             }
             s.push('\n');
             for q in SCHBENCH_PERCENTILES {

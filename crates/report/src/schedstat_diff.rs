@@ -1,7 +1,8 @@
 //! A schedstat diff in the style of sched-scoreboard and `perf sched stats diff`: the per-CPU
 //! counters summed over CPUs, then each domain level's load-balance and wakeup counters, for
 //! the baseline and each variant (mean per run), with the percentage change. In each variant's
-//! column the three largest changes of at least 5 % are marked `<<<`.
+//! column the three largest changes of at least 5 % are marked `<<<`. Counters that are zero
+//! in every column are left out.
 
 use crate::summary::Summary;
 use crate::{Grid, RunRecord};
@@ -113,6 +114,9 @@ pub fn render(g: &Grid) -> String {
             s += &format!("{title}\n");
             for (ri, (label, _)) in rows.iter().enumerate() {
                 let row = &values[si][ri];
+                if row.iter().all(|&x| x == 0.0) {
+                    continue; // a counter no variant moved (e.g. busy balancing in a short run)
+                }
                 let mut line = format!("  {label:<w$}{:>14.2}", row[0], w = lw - 2);
                 for v in 1..g.variants.len() {
                     let c = match change(row[0], row[v]) {

@@ -34,11 +34,12 @@ impl Summary {
         }
         let amean = xs.iter().sum::<f64>() / n as f64;
         let hmean = if xs.iter().all(|&x| x > 0.0) { n as f64 / xs.iter().map(|x| 1.0 / x).sum::<f64>() } else { f64::NAN };
-        let var = if n > 1 { xs.iter().map(|x| (x - amean).powi(2)).sum::<f64>() / (n - 1) as f64 } else { 0.0 };
-        let stddev = var.sqrt();
-        let cv = if amean != 0.0 { stddev / amean.abs() * 100.0 } else { 0.0 };
         let min = xs.iter().copied().fold(f64::INFINITY, f64::min);
         let max = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        // Equal values have no spread (the rounding of the mean would invent some).
+        let var = if n > 1 && min != max { xs.iter().map(|x| (x - amean).powi(2)).sum::<f64>() / (n - 1) as f64 } else { 0.0 };
+        let stddev = var.sqrt();
+        let cv = if amean != 0.0 { stddev / amean.abs() * 100.0 } else { 0.0 };
         Summary { n, amean, hmean, stddev, cv, min, max }
     }
 
@@ -122,6 +123,7 @@ mod tests {
         assert_eq!(s.mean(true), 1.5);
         assert_eq!(s.mean(false), 2.0);
         assert_eq!(Summary::of(&[0.0, 3.0]).mean(true), 1.5, "Hmean undefined with a zero: Amean");
+        assert_eq!(Summary::of(&[0.005571036; 3]).stddev, 0.0, "equal values have no spread");
     }
 
     #[test]
