@@ -1,7 +1,8 @@
 //! A schedstat diff in the style of sched-scoreboard and `perf sched stats diff`: the per-CPU
 //! counters summed over CPUs, then each domain level's load-balance and wakeup counters, for
 //! the baseline and each variant (mean per run), with the percentage change. In each variant's
-//! column the three largest changes of at least 5 % are marked `<<<`. Counters that are zero
+//! column the three largest changes of at least 5 % are marked `<<<` (among rows that are at
+//! least 5 % of their section's largest value). Counters that are zero
 //! in every column are left out.
 
 use crate::summary::Summary;
@@ -10,6 +11,9 @@ use wakesim_stats::IdleType;
 
 /// Changes below this (percent) are never marked.
 pub const MARK_MIN_PCT: f64 = 5.0;
+/// Rows whose values are both below this share of their section's largest value are never
+/// marked: a counter going from 1 to 0 is a 100 % change of nothing.
+pub const MARK_MIN_SHARE: f64 = 0.05;
 /// How many of a column's largest changes are marked.
 pub const MARK_TOP: usize = 3;
 
@@ -87,7 +91,11 @@ pub fn render(g: &Grid) -> String {
         for (v, m) in marked.iter_mut().enumerate().skip(1) {
             let mut all: Vec<(f64, usize, usize)> = Vec::new();
             for (si, sec) in values.iter().enumerate() {
+                let big = sec.iter().map(|r| r[0].max(r[v])).fold(0.0, f64::max);
                 for (ri, row) in sec.iter().enumerate() {
+                    if row[0].max(row[v]) < MARK_MIN_SHARE * big {
+                        continue; // 1 → 0 is -100 % but says nothing
+                    }
                     if let Some(c) = change(row[0], row[v]) {
                         let a = if c.is_finite() { c.abs() } else { f64::MAX };
                         if a >= MARK_MIN_PCT {

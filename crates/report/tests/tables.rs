@@ -28,7 +28,10 @@ fn rec(tput: f64, time: f64, lat99: f64) -> RunRecord {
 fn grid() -> Grid {
     let base1 = vec![rec(100.0, 2.0, 30.0), rec(101.0, 2.1, 32.0), rec(99.0, 1.9, 31.0)];
     let pat1 = vec![rec(110.0, 1.8, 20.0), rec(111.0, 1.9, 22.0), rec(109.0, 1.7, 21.0)];
-    let base8 = vec![rec(800.0, 4.0, 40.0), rec(810.0, 4.1, 40.0), rec(790.0, 3.9, 40.0)];
+    let mut base8 = vec![rec(800.0, 4.0, 40.0), rec(810.0, 4.1, 40.0), rec(790.0, 3.9, 40.0)];
+    for r in &mut base8 {
+        r.domains[0].1.lb_failed[2] = 1; // 1 → 0 in the variant: -100 %, but negligible
+    }
     let mut pat8 = vec![rec(805.0, 4.0, 40.0), rec(795.0, 4.2, 40.0), rec(800.0, 3.8, 40.0)];
     pat8[0].cpu_totals.sched_count = 2000;
     pat8[1].cpu_totals.sched_count = 2000;
@@ -100,6 +103,8 @@ fn schedstat_diff_shows_change_and_marks_the_largest() {
     assert!(row.ends_with("<<<"), "the only change is marked: {row}");
     let goidle = at8.lines().find(|l| l.contains("(sched_goidle)")).unwrap();
     assert!(goidle.contains("+0.00%") && !goidle.ends_with("<<<"), "{goidle}");
+    let failed = at8.lines().find(|l| l.contains("newidle    failed")).unwrap();
+    assert!(failed.contains("-100.00%") && !failed.ends_with("<<<"), "a change of a negligible counter is not marked: {failed}");
     assert!(at8.contains("Domain MC (summed over CPUs)"));
     assert!(at8.lines().any(|l| l.contains("newidle  load_balance() calls") && l.contains("30.00")), "{at8}");
     assert!(at8.lines().any(|l| l.contains("(ttwu_move_affine)") && l.contains("40.00")));
