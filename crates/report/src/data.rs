@@ -100,8 +100,9 @@ impl Grid {
             .unwrap_or_default()
     }
 
-    /// The values of metric `name` over the runs of (point, variant).
+    /// The values of metric `name` over the runs of (point, variant). A run whose benchmark
+    /// measured nothing (NaN, e.g. tbench stopped before its warmup ended) is left out.
     pub fn values(&self, point: usize, variant: usize, name: &str) -> Vec<f64> {
-        self.cells[point][variant].iter().filter_map(|r| r.metric(name)).collect()
+        self.cells[point][variant].iter().filter_map(|r| r.metric(name)).filter(|v| v.is_finite()).collect()
     }
 }

@@ -145,3 +145,22 @@ fn html_page_is_self_contained_and_declares_its_series() {
     let s2 = html::render(&html::Page { title: "x".into(), notes: vec![], grid: &g2, timeline: None });
     assert_eq!(s2.matches("</script>").count(), s.matches("</script>").count());
 }
+
+#[test]
+fn runs_that_measured_nothing_are_left_out_of_the_statistics() {
+    let mut g = grid();
+    g.cells[0][0][1].metrics[0].value = f64::NAN;
+    assert_eq!(g.values(0, 0, "Throughput"), vec![100.0, 99.0]);
+    let t = mmtests::render(&g);
+    let min = t.lines().find(|l| l.starts_with("Min       clients-1")).unwrap();
+    assert!(min.contains("      99.00 (   0.00%)"), "{min}");
+    // Nothing measured at all: NaN cells, never ±inf.
+    for runs in g.cells[0].iter_mut() {
+        for r in runs.iter_mut() {
+            r.metrics[0].value = f64::NAN;
+        }
+    }
+    let t = mmtests::render(&g);
+    assert!(!t.contains("inf"), "{t}");
+    assert!(t.lines().any(|l| l.starts_with("Max       clients-1") && l.contains("NaN")));
+}
