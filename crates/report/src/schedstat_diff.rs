@@ -7,7 +7,7 @@
 
 use crate::summary::Summary;
 use crate::{Grid, RunRecord};
-use wakesim_stats::IdleType;
+use wakesim_stats::{DomainSchedstat, IdleType};
 
 /// Changes below this (percent) are never marked.
 pub const MARK_MIN_PCT: f64 = 5.0;
@@ -17,44 +17,50 @@ pub const MARK_MIN_SHARE: f64 = 0.05;
 /// How many of a column's largest changes are marked.
 pub const MARK_TOP: usize = 3;
 
-type Row = (String, fn(&RunRecord) -> Option<f64>);
+/// A row: its label and how to read its value from one run.
+type Getter = Box<dyn Fn(&RunRecord) -> f64>;
+/// A section: its title and rows.
+type Section = (String, Vec<(String, Getter)>);
 
-fn rows_for(levels: &[String]) -> Vec<(String, Vec<(String, Box<dyn Fn(&RunRecord) -> f64>)>)> {
-    let cpu: Vec<Row> = vec![
-        ("schedule() calls        (sched_count)".into(), |r| Some(r.cpu_totals.sched_count as f64)),
-        ("switches to idle       (sched_goidle)".into(), |r| Some(r.cpu_totals.sched_goidle as f64)),
-        ("wakeups issued           (ttwu_count)".into(), |r| Some(r.cpu_totals.ttwu_count as f64)),
-        ("wakeups on own CPU       (ttwu_local)".into(), |r| Some(r.cpu_totals.ttwu_local as f64)),
-        ("run time, ms            (rq_cpu_time)".into(), |r| Some(r.cpu_totals.rq_cpu_time as f64 / 1e6)),
-        ("wait time, ms             (run_delay)".into(), |r| Some(r.cpu_totals.run_delay as f64 / 1e6)),
-        ("timeslices                   (pcount)".into(), |r| Some(r.cpu_totals.pcount as f64)),
-    ];
-    let mut out: Vec<(String, Vec<(String, Box<dyn Fn(&RunRecord) -> f64>)>)> =
-        vec![("CPU totals (all CPUs)".into(), cpu.into_iter().map(|(n, f)| (n, Box::new(move |r: &RunRecord| f(r).unwrap_or(0.0)) as Box<dyn Fn(&RunRecord) -> f64>)).collect())];
+/// The CPU-totals section, then one section per domain level.
+fn sections(levels: &[String]) -> Vec<Section> {
+    fn cpu(label: &str, f: fn(&RunRecord) -> f64) -> (String, Getter) {
+        (label.to_string(), Box::new(f))
+    }
+    let mut out: Vec<Section> = vec![(
+        "CPU totals (all CPUs)".into(),
+        vec![
+            cpu("schedule() calls        (sched_count)", |r| r.cpu_totals.sched_count as f64),
+            cpu("switches to idle       (sched_goidle)", |r| r.cpu_totals.sched_goidle as f64),
+            cpu("wakeups issued           (ttwu_count)", |r| r.cpu_totals.ttwu_count as f64),
+            cpu("wakeups on own CPU       (ttwu_local)", |r| r.cpu_totals.ttwu_local as f64),
+            cpu("run time, ms            (rq_cpu_time)", |r| r.cpu_totals.rq_cpu_time as f64 / 1e6),
+            cpu("wait time, ms             (run_delay)", |r| r.cpu_totals.run_delay as f64 / 1e6),
+            cpu("timeslices                   (pcount)", |r| r.cpu_totals.pcount as f64),
+        ],
+    )];
     for level in levels {
-        let mut rows: Vec<(String, Box<dyn Fn(&RunRecord) -> f64>)> = Vec::new();
-        let lv = level.clone();
-        let get = move |r: &RunRecord| r.domains.iter().find(|(n, _)| *n == lv).map(|(_, d)| d.clone()).unwrap_or_default();
-        for t in [IdleType::NewlyIdle, IdleType::Busy, IdleType::Idle] {
-            let kind = match t {
-                IdleType::NewlyIdle => "newidle",
-                IdleType::Busy => "busy",
-                IdleType::Idle => "idle",
-            };
-            let i = t as usize;
-            let g = get.clone();
-            rows.push((format!("{kind:<8} load_balance() calls"), Box::new(move |r| g(r).lb_count[i] as f64)));
-            let g = get.clone();
-            rows.push((format!("{kind:<8}   found balanced"), Box::new(move |r| g(r).lb_balanced[i] as f64)));
-            let g = get.clone();
-            rows.push((format!("{kind:<8}   failed"), Box::new(move |r| g(r).lb_failed[i] as f64)));
-            let g = get.clone();
-            rows.push((format!("{kind:<8}   pulled tasks"), Box::new(move |r| g(r).lb_gained[i] as f64)));
-        }
-        let g = get.clone();
-        rows.push(("wakeups of tasks last on another CPU (ttwu_wake_remote)".into(), Box::new(move |r| g(r).ttwu_wake_remote as f64)));
-        let g = get.clone();
-        rows.push(("affine wakeups              (ttwu_move_affine)".into(), Box::new(move |r| g(r).ttwu_move_affine as f64)));
+        // One counter of this level's domain (summed over CPUs), 0 if a run has no such level.
+        let field = |f: fn(&DomainSchedstat) -> u64| -> Getter {
+            let lv = level.clone();
+            Box::new(move |r: &RunRecord| r.domains.iter().find(|(n, _)| *n == lv).map_or(0.0, |(_, d)| f(d) as f64))
+        };
+        let rows: Vec<(String, Getter)> = vec![
+            ("newidle  load_balance() calls".into(), field(|d| d.lb_count[IdleType::NewlyIdle as usize])),
+            ("newidle    found balanced".into(), field(|d| d.lb_balanced[IdleType::NewlyIdle as usize])),
+            ("newidle    failed".into(), field(|d| d.lb_failed[IdleType::NewlyIdle as usize])),
+            ("newidle    pulled tasks".into(), field(|d| d.lb_gained[IdleType::NewlyIdle as usize])),
+            ("busy     load_balance() calls".into(), field(|d| d.lb_count[IdleType::Busy as usize])),
+            ("busy       found balanced".into(), field(|d| d.lb_balanced[IdleType::Busy as usize])),
+            ("busy       failed".into(), field(|d| d.lb_failed[IdleType::Busy as usize])),
+            ("busy       pulled tasks".into(), field(|d| d.lb_gained[IdleType::Busy as usize])),
+            ("idle     load_balance() calls".into(), field(|d| d.lb_count[IdleType::Idle as usize])),
+            ("idle       found balanced".into(), field(|d| d.lb_balanced[IdleType::Idle as usize])),
+            ("idle       failed".into(), field(|d| d.lb_failed[IdleType::Idle as usize])),
+            ("idle       pulled tasks".into(), field(|d| d.lb_gained[IdleType::Idle as usize])),
+            ("wakeups of tasks last on another CPU (ttwu_wake_remote)".into(), field(|d| d.ttwu_wake_remote)),
+            ("affine wakeups              (ttwu_move_affine)".into(), field(|d| d.ttwu_move_affine)),
+        ];
         out.push((format!("Domain {level} (summed over CPUs)"), rows));
     }
     out
@@ -80,7 +86,7 @@ pub fn render(g: &Grid) -> String {
                 }
             }
         }
-        let sections = rows_for(&levels);
+        let sections = sections(&levels);
         // values[section][row][variant]
         let values: Vec<Vec<Vec<f64>>> = sections
             .iter()
