@@ -197,3 +197,39 @@ fn results_do_not_depend_on_the_number_of_threads() {
         assert_eq!(std::fs::read(a.join(f)).unwrap(), std::fs::read(b.join(f)).unwrap(), "{f}");
     }
 }
+
+#[test]
+fn a_killed_compare_keeps_its_finished_runs_and_resumes() {
+    let d = TempDir::new("cmp-kill");
+    let out = d.join("x");
+    let args = compare_args(&["--variant", "sh=+SHARED_RUNQ", "--runs", "25", "--jobs", "1", "--format", "mmtests", "--out", s(&out)]);
+    let mut child = std::process::Command::new(bin()).args(&args).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).spawn().unwrap();
+    let first = out.join("runs/baseline/m=1/run-0.json");
+    let t0 = std::time::Instant::now();
+    while !first.exists() && t0.elapsed().as_secs() < 60 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.kill().unwrap(); // SIGKILL: no chance to clean up
+    child.wait().unwrap();
+    assert!(first.exists(), "no run finished within a minute");
+    assert!(!out.join("results.csv").exists(), "killed before the end: no results yet");
+    // Every run file present is complete.
+    let mut done = 0;
+    for v in ["baseline", "sh"] {
+        for p in ["m=1", "m=2"] {
+            for e in std::fs::read_dir(out.join("runs").join(v).join(p)).into_iter().flatten().flatten() {
+                let name = e.file_name().to_string_lossy().to_string();
+                if !name.starts_with('.') {
+                    read_json(&e.path());
+                    done += 1;
+                }
+            }
+        }
+    }
+    assert!(done >= 1 && done < 100, "{done} runs finished");
+    let (_, err) = run_ok(&args);
+    assert!(err.contains(&format!("{done} of 100 runs already done")), "{err}");
+    assert!(out.join("results.csv").exists());
+    let csv = std::fs::read_to_string(out.join("results.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + 100);
+}

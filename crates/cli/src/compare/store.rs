@@ -83,6 +83,7 @@ impl Store {
         } else {
             std::fs::create_dir_all(dir).map_err(|e| UserError(format!("cannot create {}: {e}", dir.display())))?;
         }
+        remove_stale_temporaries(&dir.join("runs"));
         let doc = ExperimentFile { wakesim_version: env!("CARGO_PKG_VERSION").into(), argv: argv.to_vec(), experiment: exp.clone() };
         write_json(&file, &doc)?;
         Ok(Store { dir: dir.to_path_buf() })
@@ -104,6 +105,20 @@ impl Store {
             std::fs::create_dir_all(d).map_err(|e| UserError(format!("cannot create {}: {e}", d.display())))?;
         }
         write_json(&path, f)
+    }
+}
+
+/// Removes the `.run-<k>.json.<pid>.tmp` files an interrupted compare left behind (never read:
+/// only a renamed, complete file counts as a finished run).
+fn remove_stale_temporaries(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            remove_stale_temporaries(&p);
+        } else if p.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.') && n.to_string_lossy().ends_with(".tmp")) {
+            let _ = std::fs::remove_file(&p);
+        }
     }
 }
 
