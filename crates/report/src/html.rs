@@ -4,8 +4,9 @@
 //! `include_str!`), fed by one JSON block in the page. The page holds:
 //! * one chart per metric: the mean (Hmean/Amean by kind) against the sweep points, one line per
 //!   variant, with a min–max band over the runs;
-//! * one latency CDF per distribution and sweep point (percentile against latency), one line
-//!   per variant (each percentile averaged over the runs);
+//! * one latency CDF per distribution and sweep point (percentile against latency, on a log
+//!   axis when all latencies are positive), one line per variant (each percentile averaged over
+//!   the runs);
 //! * a per-CPU timeline of one run from `trace.json` (see [`crate::timeline`]), or the words
 //!   "no trace recorded".
 //!
@@ -176,8 +177,10 @@ const PAGE_JS: &str = r#"(function () {
         return { label: s.name, data: s.points, borderColor: col, backgroundColor: col, pointRadius: 1, fill: false };
       });
       var c = canvas(cdiv, m.id, m.title, m.series.length);
+      // Latencies span decades: a log axis when every value is positive.
+      var positive = m.series.every(function (s) { return s.points.every(function (p) { return p.x > 0; }); });
       var chart = new Chart(c, { type: 'line', data: { datasets: ds },
-        options: { responsive: false, scales: { x: { type: 'linear', title: { display: true, text: m.x } }, y: { type: 'linear', min: 0, max: 100, title: { display: true, text: 'percentile' } } } } });
+        options: { responsive: false, scales: { x: { type: positive ? 'logarithmic' : 'linear', title: { display: true, text: m.x + (positive ? ' (log scale)' : '') } }, y: { type: 'linear', min: 0, max: 100, title: { display: true, text: 'percentile' } } } } });
       check(m.id, chart, m.series.length);
     });
     var tdiv = document.getElementById('timeline');
