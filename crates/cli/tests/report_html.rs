@@ -78,11 +78,17 @@ fn report_page_loads_offline_without_errors_and_draws_every_series() {
 }
 
 #[test]
-fn report_refuses_an_unfinished_or_foreign_directory() {
+fn report_is_deterministic_and_refuses_an_unfinished_or_foreign_directory() {
     let d = TempDir::new("report-bad");
     let out = d.join("x");
     let o = wakesim(&["compare", "--machine", "test-2x4", "--runs", "2", "--format", "mmtests", "--out", s(&out), "--", "perf", "bench", "sched", "pipe", "-l", "200"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // The page is a pure function of the directory.
+    let (a, b) = (d.join("a.html"), d.join("b.html"));
+    for f in [&a, &b] {
+        assert_eq!(wakesim(&["report", s(&out), "-o", s(f)]).status.code(), Some(0));
+    }
+    assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap(), "report is deterministic");
     std::fs::write(out.join("trace.json"), "{").unwrap();
     rejects(&["report", s(&out)], &["trace.json", "not JSON"]);
     std::fs::remove_file(out.join("trace.json")).unwrap();

@@ -267,6 +267,19 @@ mod tests {
     }
 
     #[test]
+    fn a_baseline_spec_applies_to_every_variant() {
+        let v = variants("v6.5", Some("-TTWU_QUEUE"), &["s=+SHARED_RUNQ".into()]).unwrap();
+        let has = |i: usize, f: &str| v[i].features.contains(&f.to_string());
+        assert!(!has(0, "TTWU_QUEUE") && !has(1, "TTWU_QUEUE") && has(1, "SHARED_RUNQ") && !has(0, "SHARED_RUNQ"));
+        let mut e = exp("perf bench sched pipe", &[]);
+        e.variants = v;
+        let plan = e.plan();
+        assert_eq!(e.run_argv(&plan[0]).join(" "), "wakesim run --machine test-2x4 --kernel v6.5 --features=-TTWU_QUEUE --seed 7 --duration 1 -- perf bench sched pipe");
+        assert!(e.run_argv(&plan[2]).join(" ").contains("--features=-TTWU_QUEUE,+SHARED_RUNQ --seed 7"));
+        assert_eq!(e.point_dir(&e.points()[0]), "all");
+    }
+
+    #[test]
     fn bad_variants_and_sweeps_are_refused() {
         assert!(variants("v6.5", None, &["x=+NO_SUCH".into()]).unwrap_err().0.contains("unknown feature 'NO_SUCH'"));
         assert!(variants("v6.5", None, &["noequals".into()]).unwrap_err().0.contains("NAME=SPEC"));
