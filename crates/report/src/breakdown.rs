@@ -8,8 +8,11 @@
 use crate::Grid;
 use wakesim_stats::{SisOutcome, WakeStats};
 
+/// Reads one counter.
+type Field = fn(&WakeStats) -> u64;
+
 /// The cost phases: (label, field).
-const COSTS: [(&str, fn(&WakeStats) -> u64); 7] = [
+const COSTS: [(&str, Field); 7] = [
     ("select_task_rq (selection)", |w| w.cost_select),
     ("idle-CPU scan (select_idle_cpu)", |w| w.cost_scan),
     ("remote rq lock", |w| w.cost_remote_lock),
@@ -80,7 +83,7 @@ pub fn render(g: &Grid) -> String {
             s += &format!("{:>20}", w.wakeups);
         }
         s.push('\n');
-        for (label, f) in [("IPIs per wakeup", (|w: &WakeStats| w.ipis_sent) as fn(&WakeStats) -> u64), ("polling wakes per wakeup", |w| w.poll_wakes), ("migrating wakeups per wakeup", |w| w.wakeups_migrated)] {
+        for (label, f) in [("IPIs per wakeup", (|w: &WakeStats| w.ipis_sent) as Field), ("polling wakes per wakeup", |w| w.poll_wakes), ("migrating wakeups per wakeup", |w| w.wakeups_migrated)] {
             s += &format!("{label:<lw$}");
             for w in &ws {
                 s += &format!("{:>20.3}", f(w) as f64 / w.wakeups.max(1) as f64);
