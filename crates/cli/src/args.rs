@@ -24,6 +24,64 @@ pub enum Cmd {
     Kernels,
     /// Measure the engine: simulated events per second and simulated time per wall second.
     Bench(BenchArgs),
+    /// Paired A/B experiment: baseline vs. variants over a sweep, repeated, as mmtests and LKML
+    /// tables, with the data and the commands written to --out DIR.
+    Compare(CompareArgs),
+    /// Write the self-contained HTML report of a `compare --out DIR`.
+    Report(ReportArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    /// Machine: a preset name (see `wakesim machines`), `host`, or a machine TOML file.
+    #[arg(long, default_value = "xeon-8269cy")]
+    pub machine: String,
+    /// Cost-profile overrides (TOML) on top of the machine's profile.
+    #[arg(long)]
+    pub costs: Option<PathBuf>,
+    /// Kernel profile of the baseline (see `wakesim kernels`; default: the newest).
+    #[arg(long, default_value = wakesim_model::features::NEWEST_KERNEL)]
+    pub kernel: String,
+    /// Feature changes of the baseline itself (`--features` syntax; default: none).
+    #[arg(long, allow_hyphen_values = true, value_name = "SPEC")]
+    pub baseline: Option<String>,
+    /// A variant: NAME=SPEC, SPEC in the `--features` syntax (`+A,-B`) applied on top of the
+    /// baseline. Repeatable.
+    #[arg(long = "variant", allow_hyphen_values = true, value_name = "NAME=SPEC")]
+    pub variants: Vec<String>,
+    /// Repetitions per variant and sweep point; run k uses seed `--seed` + k in every variant.
+    #[arg(long, default_value_t = 3)]
+    pub runs: u32,
+    /// Seed of run 0 (run k uses seed + k).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Stop each run after this many simulated seconds even if the workload has not finished.
+    #[arg(long, default_value_t = 60.0, allow_negative_numbers = true)]
+    pub duration: f64,
+    /// NAME=v1,v2,…: substitute each value for `{NAME}` in the command. Several sweeps form a grid.
+    #[arg(long = "sweep", value_name = "NAME=V1,V2")]
+    pub sweeps: Vec<String>,
+    /// Tables to print: any of mmtests, normalized, percentiles, schedstat, breakdown, or all.
+    #[arg(long, default_value = "all", value_name = "LIST")]
+    pub format: String,
+    /// Write the experiment, every finished run, tidy results and statistics here (resumable).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Runs in parallel (default: the available cores). Results do not depend on it.
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<usize>,
+    /// The benchmark's command line, after `--`, with `{NAME}` for each sweep.
+    #[arg(last = true, required = true)]
+    pub command: Vec<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// A directory written by `wakesim compare --out DIR`.
+    pub dir: PathBuf,
+    /// Where to write the HTML file (default: DIR/report.html).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]

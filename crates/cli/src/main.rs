@@ -5,8 +5,10 @@
 
 mod args;
 mod bench;
+mod compare;
 mod info;
 mod output;
+mod report;
 mod run;
 
 use clap::Parser;
@@ -49,6 +51,8 @@ fn main() {
         args::Cmd::Features => info::features(),
         args::Cmd::Kernels => info::kernels(),
         args::Cmd::Bench(a) => bench::bench(a),
+        args::Cmd::Compare(a) => compare::compare(a),
+        args::Cmd::Report(a) => report::report(a),
     };
     if let Err(UserError(msg)) = result {
         fail(&msg);

@@ -59,6 +59,22 @@ pub fn resolve_workload(a: &RunArgs, m: &Machine) -> Result<(Workload, Vec<Strin
     Ok((wakesim_workloads::from_command_line_with(&cmd, &ctx)?, cmd))
 }
 
+/// The workload of a benchmark command line on machine `m` (one copy).
+pub fn workload_from_command(cmd: &[String], m: &Machine) -> Result<Workload, UserError> {
+    let ctx = wakesim_workloads::BuildContext { nr_cpus: Some(m.nr_cpus() as u32), copies: 1 };
+    Ok(wakesim_workloads::from_command_line_with(cmd, &ctx)?)
+}
+
+/// Checks `--duration` and returns the run's time cap in ns: the duration, or the benchmark's
+/// own run time when that is shorter.
+pub fn duration_cap(duration: f64, wl: &Workload) -> Result<u64, UserError> {
+    if !(duration > 0.0 && duration.is_finite()) || (duration * SEC as f64) < 1.0 {
+        return Err(UserError(format!("--duration must be a positive number of seconds (at least 1 ns), got {duration}")));
+    }
+    let cap = (duration * SEC as f64) as u64;
+    Ok(wl.duration.map_or(cap, |d| d.min(cap)))
+}
+
 #[derive(Serialize)]
 struct EngineBlock {
     events: u64,

@@ -1,6 +1,6 @@
 //! Counter structures. Plain integers updated in place by the model.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// `cpu_idle_type` index used for per-domain load-balance counters.
 /// Order of the schedstat v15 text: IDLE, NOT_IDLE (busy), NEWLY_IDLE.
@@ -13,7 +13,7 @@ pub enum IdleType {
 
 /// Per-CPU line of /proc/schedstat (`cpu<N> yld_count 0 sched_count sched_goidle ttwu_count
 /// ttwu_local rq_cpu_time run_delay pcount`).
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct CpuSchedstat {
     pub yld_count: u64,
     pub sched_count: u64,
@@ -31,7 +31,7 @@ pub struct CpuSchedstat {
 }
 
 /// Per-domain line of /proc/schedstat. Arrays are indexed by [`IdleType`].
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct DomainSchedstat {
     pub lb_count: [u64; 3],
     pub lb_balanced: [u64; 3],
@@ -94,7 +94,7 @@ impl SisOutcome {
 }
 
 /// Wakeup-path counters beyond schedstat (machine totals).
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct WakeStats {
     /// try_to_wake_up() calls that woke a task.
     pub wakeups: u64,
@@ -169,7 +169,7 @@ pub struct WakeStats {
 }
 
 /// Newly-idle balancing at one domain level (summed over CPUs).
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct NewidleLevel {
     pub name: String,
     /// Times sched_balance_newidle() reached this level and balanced it.
@@ -181,7 +181,7 @@ pub struct NewidleLevel {
 }
 
 /// Newidle entry points (summed over CPUs).
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct NewidleStats {
     /// sched_balance_newidle() entered.
     pub entered: u64,

@@ -128,9 +128,32 @@ pub trait Reporter: std::fmt::Debug + Send + Sync {
         m.value = if m.higher_is_better { sum } else { sum / ms.len().max(1) as f64 };
         m
     }
+    /// Every metric the benchmark reports, headline first (what `wakesim compare` tabulates).
+    /// Default: the headline [`metric`](Reporter::metric) alone.
+    fn metrics(&self, out: &Outcome) -> Vec<Metric> {
+        vec![self.metric(out)]
+    }
+    /// The benchmark's own latency distributions at percentiles `ps` (0–100), computed the way
+    /// the benchmark computes the percentiles it prints (schbench: its `plat` buckets). What
+    /// `compare` prints side by side and plots as CDFs. Default: none.
+    fn latency_percentiles(&self, _out: &Outcome, _ps: &[f64]) -> Vec<LatencyPercentiles> {
+        Vec::new()
+    }
 }
 
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+/// One latency distribution of a run, as `(percentile, value)` pairs in increasing order.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct LatencyPercentiles {
+    /// The benchmark's own heading, e.g. "Wakeup Latencies".
+    pub name: String,
+    /// Unit of the values, e.g. "usec".
+    pub unit: String,
+    /// Samples the distribution holds.
+    pub samples: u64,
+    pub points: Vec<(f64, f64)>,
+}
+
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Metric {
     pub name: String,
     pub unit: String,

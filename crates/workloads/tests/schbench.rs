@@ -189,3 +189,44 @@ fn bad_flags_are_one_line_errors() {
     let e = wakesim_workloads::from_command_line(&args("schbench")).unwrap_err().to_string();
     assert!(e.contains("CPU count"), "{e}");
 }
+
+/// The values of the last `<heading> percentiles` block of schbench's output, by percentile.
+fn last_block(out: &str, heading: &str) -> Vec<(f64, f64)> {
+    let start = out.rfind(&format!("{heading} percentiles")).expect("block present");
+    out[start..]
+        .lines()
+        .skip(1)
+        .take_while(|l| l.contains("th: "))
+        .map(|l| {
+            let t = l.trim_start_matches([' ', '\t', '*']);
+            let (q, rest) = t.split_once("th: ").unwrap();
+            (q.parse().unwrap(), rest.split_whitespace().next().unwrap().parse().unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn latency_percentiles_are_the_values_schbench_prints_last() {
+    let (w, r, out) = run_cmd("test-smt2", "schbench -m 1 -t 4 -r 3 -n 1", 100.0);
+    let ps = [50.0, 90.0, 99.0, 99.9];
+    let lat = w.reporter.latency_percentiles(&r.outcome, &ps);
+    assert_eq!(lat.len(), 2);
+    assert_eq!(lat[0].name, "Wakeup Latencies");
+    assert_eq!(lat[1].name, "Request Latencies");
+    assert!(lat[0].samples > 0);
+    assert_eq!(lat[0].points, last_block(&out, "Wakeup Latencies"));
+    assert_eq!(lat[1].points, last_block(&out, "Request Latencies"));
+    // metrics(): the headline, then each distribution's p99.
+    let m = w.reporter.metrics(&r.outcome);
+    assert_eq!(m[0], w.reporter.metric(&r.outcome));
+    assert_eq!((m[1].name.as_str(), m[1].value, m[1].higher_is_better), ("wakeup p99", lat[0].points[2].1, false));
+    assert_eq!((m[2].name.as_str(), m[2].value), ("request p99", lat[1].points[2].1));
+}
+
+#[test]
+fn old_schbench_latency_p99_is_its_headline_metric() {
+    let (w, r, _) = run_cmd("test-smt2", "schbench-v1 -m 1 -t 2 -r 2", 100.0);
+    let lat = w.reporter.latency_percentiles(&r.outcome, &[99.0]);
+    assert_eq!(lat.len(), 1);
+    assert_eq!(lat[0].points[0].1, w.reporter.metric(&r.outcome).value);
+}

@@ -32,10 +32,10 @@
 //! Not modelled (rejected): `-R`/`-A` (RPS mode), `-j` (JSON file).
 
 use super::prog::{Prog, FOREVER};
-use super::stats::{show_latencies, Plat};
+use super::stats::{plat_percentiles, show_latencies, Plat};
 use super::{Invocation, Tool};
 use crate::args::{self, Opt};
-use crate::{Dur, MarkRecord, Metric, Outcome, Reporter, TaskSpec, Workload, WorkloadError};
+use crate::{Dur, LatencyPercentiles, MarkRecord, Metric, Outcome, Reporter, TaskSpec, Workload, WorkloadError};
 use wakesim_engine::{Time, SEC};
 use wakesim_machine::CpuSet;
 
@@ -516,6 +516,30 @@ impl Reporter for SchbenchReporter {
         }
         let secs = if self.opts.runtime > 0 { self.opts.runtime as f64 } else { out.end_time as f64 / 1e9 };
         Metric { name: "average rps".into(), unit: "requests/s".into(), value: done.len() as f64 / secs.max(1e-9), higher_is_better: true }
+    }
+
+    /// The headline, then the p99 of each latency distribution schbench prints (after warmup).
+    fn metrics(&self, out: &Outcome) -> Vec<Metric> {
+        let mut v = vec![self.metric(out)];
+        if self.opts.pipe > 0 {
+            return v;
+        }
+        for l in self.latency_percentiles(out, &[99.0]) {
+            let name = format!("{} p99", l.name.trim_end_matches(" Latencies").to_lowercase());
+            v.push(Metric { name, unit: "us".into(), value: l.points[0].1, higher_is_better: false });
+        }
+        v
+    }
+
+    /// Wakeup and request latencies (µs) recorded after the warmup, as schbench buckets them.
+    fn latency_percentiles(&self, out: &Outcome, ps: &[f64]) -> Vec<LatencyPercentiles> {
+        let (wakeup, request, _) = self.samples(out);
+        let from = self.opts.warmup * SEC;
+        let mut v = vec![plat_percentiles("Wakeup Latencies", "usec", &Self::hist(&wakeup, from, Time::MAX), ps)];
+        if self.opts.pipe == 0 {
+            v.push(plat_percentiles("Request Latencies", "usec", &Self::hist(&request, from, Time::MAX), ps));
+        }
+        v
     }
 }
 

@@ -27,10 +27,10 @@
 
 use super::prog::{Prog, FOREVER};
 use super::schbench::{count, matrix_size, NS_PER_MAC};
-use super::stats::Plat;
+use super::stats::{plat_percentiles, Plat};
 use super::Tool;
 use crate::args::{self, Opt};
-use crate::{Dur, Metric, Op, Outcome, Reporter, TaskSpec, Workload, WorkloadError};
+use crate::{Dur, LatencyPercentiles, Metric, Op, Outcome, Reporter, TaskSpec, Workload, WorkloadError};
 use wakesim_engine::{Time, SEC};
 
 pub(crate) const TOOL: Tool = Tool {
@@ -309,5 +309,13 @@ impl Reporter for OldReporter {
         self.samples(out).iter().filter(|(t, _)| *t > from).for_each(|&(_, v)| p.add(v));
         let v = p.percentiles(&PLIST).get(4).map_or(0, |x| x.0);
         Metric { name: "wakeup latency p99".into(), unit: "us".into(), value: f64::from(v), higher_is_better: false }
+    }
+
+    /// The wakeup latencies (µs) recorded after the warmup, as this schbench buckets them.
+    fn latency_percentiles(&self, out: &Outcome, ps: &[f64]) -> Vec<LatencyPercentiles> {
+        let mut p = Plat::default();
+        let from = if self.opts.warmup > 0 { self.opts.warmup * SEC } else { 0 };
+        self.samples(out).iter().filter(|(t, _)| *t > from).for_each(|&(_, v)| p.add(v));
+        vec![plat_percentiles("Wakeup Latencies", "usec", &p, ps)]
     }
 }

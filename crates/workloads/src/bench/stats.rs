@@ -90,6 +90,18 @@ impl Plat {
     }
 }
 
+/// The distribution of `p` at percentiles `ps`, valued as schbench's `calc_percentiles` values
+/// them (the bucket's value), for `Reporter::latency_percentiles`.
+pub fn plat_percentiles(name: &str, unit: &str, p: &Plat, ps: &[f64]) -> crate::LatencyPercentiles {
+    let vals = p.percentiles(ps);
+    crate::LatencyPercentiles {
+        name: name.into(),
+        unit: unit.into(),
+        samples: p.nr_samples,
+        points: ps.iter().zip(vals).map(|(&q, (v, _))| (q, f64::from(v))).collect(),
+    }
+}
+
 /// `show_latencies` of the current schbench: the header, the percentiles selected by `mask`
 /// (bit i = plist\[i\]) with a star on `star`, and the min/max line.
 pub fn show_latencies(

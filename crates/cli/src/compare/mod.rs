@@ -1,0 +1,174 @@
+//! `wakesim compare`: paired A/B experiments, reported as the kernel mailing list reads them.
+//!
+//! * [`plan`]: the experiment (variants, sweeps, seeds) and its list of runs;
+//! * [`exec`]: running them in parallel, in plan order, saving each as it finishes;
+//! * [`store`]: the `--out DIR` layout, resume, and refusing another experiment's directory;
+//! * [`results`]: the tidy CSV/JSON tables and `commands.txt`.
+//!
+//! The tables themselves are `wakesim_report`'s.
+
+pub mod exec;
+pub mod plan;
+pub mod results;
+pub mod store;
+
+use crate::args::CompareArgs;
+use crate::run::{parse_features, resolve_costs, resolve_machine, workload_from_command};
+use crate::UserError;
+use plan::{Experiment, RunSpec};
+use std::path::Path;
+use store::Store;
+use wakesim_report::{breakdown, mmtests, normalized, percentiles, schedstat_diff, Grid, RunRecord};
+
+/// The table styles `--format` selects from, in printing order.
+pub const FORMATS: [&str; 5] = ["mmtests", "normalized", "percentiles", "schedstat", "breakdown"];
+
+fn parse_formats(s: &str) -> Result<Vec<&'static str>, UserError> {
+    let mut out = Vec::new();
+    for f in s.split(',').map(str::trim) {
+        match f {
+            "all" => out.extend(FORMATS),
+            "schbench" => out.push("percentiles"),
+            _ => out.push(FORMATS.iter().find(|x| **x == f).copied().ok_or_else(|| UserError(format!("--format: unknown style '{f}' (known: {}, all)", FORMATS.join(", "))))?),
+        }
+    }
+    Ok(FORMATS.iter().copied().filter(|f| out.contains(f)).collect())
+}
+
+/// The `wakesim run` equivalent of the whole feature set of a variant (baseline spec first).
+fn full_spec(exp: &Experiment, v: usize) -> String {
+    let base = &exp.variants[0].spec;
+    match (v, base.is_empty()) {
+        (0, _) => base.clone(),
+        (_, true) => exp.variants[v].spec.clone(),
+        _ => format!("{base},{}", exp.variants[v].spec),
+    }
+}
+
+/// Writes the schedule of `spec` (baseline, first sweep point, run 0) to `path` as Chrome trace
+/// events, for the report's timeline. Returns whether a trace was written.
+pub fn record_trace(_spec: &RunSpec, _path: &Path) -> Result<bool, UserError> {
+    // trace recorder not wired yet: the integrator connects `wakesim run --trace` here.
+    Ok(false)
+}
+
+/// The comparison grid from the plan's records (`slots[plan index]`, all present).
+pub fn grid(exp: &Experiment, plan: &[RunSpec], slots: Vec<Option<RunRecord>>) -> Grid {
+    let points = exp.points();
+    let mut cells: Vec<Vec<Vec<RunRecord>>> = vec![vec![Vec::new(); exp.variants.len()]; points.len()];
+    for (r, rec) in plan.iter().zip(slots) {
+        if let Some(rec) = rec {
+            cells[r.point][r.variant].push(rec);
+        }
+    }
+    Grid {
+        workload: exp.workload.clone(),
+        variants: exp.variants.iter().map(|v| v.name.clone()).collect(),
+        sweeps: exp.sweeps.iter().map(|(n, _)| n.clone()).collect(),
+        points,
+        cells,
+    }
+}
+
+pub fn compare(a: CompareArgs) -> Result<(), UserError> {
+    let formats = parse_formats(&a.format)?;
+    if a.runs == 0 {
+        return Err(UserError("--runs must be at least 1".into()));
+    }
+    if !(a.duration > 0.0 && a.duration.is_finite()) || (a.duration * 1e9) < 1.0 {
+        return Err(UserError(format!("--duration must be a positive number of seconds (at least 1 ns), got {}", a.duration)));
+    }
+    let jobs = match a.jobs {
+        Some(0) => return Err(UserError("--jobs must be at least 1".into())),
+        Some(n) => n,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    let machine = resolve_machine(&a.machine)?;
+    let costs = resolve_costs(&machine, a.costs.as_deref())?;
+    let costs_toml = match &a.costs {
+        Some(p) => Some(std::fs::read_to_string(p).map_err(|e| UserError(format!("cannot read {}: {e}", p.display())))?),
+        None => None,
+    };
+    let variants = plan::variants(&a.kernel, a.baseline.as_deref(), &a.variants)?;
+    let sweeps = plan::sweeps(&a.sweeps)?;
+    let mut exp = Experiment {
+        machine: a.machine.clone(),
+        costs_file: a.costs.as_ref().map(|p| p.display().to_string()),
+        costs_toml,
+        kernel: a.kernel.clone(),
+        duration: a.duration,
+        runs: a.runs,
+        base_seed: a.seed,
+        command: a.command.clone(),
+        workload: String::new(),
+        sweeps,
+        variants,
+    };
+    exp.check_placeholders()?;
+    // Every point's command must build before any run starts.
+    for p in exp.points() {
+        let cmd = exp.command_at(&p);
+        let wl = workload_from_command(&cmd, &machine).map_err(|e| UserError(format!("command '{}': {}", cmd.join(" "), e.0)))?;
+        if exp.workload.is_empty() {
+            exp.workload = wl.name.clone();
+        }
+    }
+    let features = (0..exp.variants.len()).map(|v| parse_features(&exp.kernel, Some(&full_spec(&exp, v)))).collect::<Result<Vec<_>, _>>()?;
+    let argv: Vec<String> = std::iter::once("wakesim".to_string()).chain(std::env::args().skip(1)).collect();
+    let store = a.out.as_deref().map(|d| Store::open(d, &exp, &argv)).transpose()?;
+    let plan = exp.plan();
+    let mut slots: Vec<Option<RunRecord>> = vec![None; plan.len()];
+    let mut todo = Vec::new();
+    for r in &plan {
+        match store.as_ref().map(|s| s.load(&exp, r)).transpose()?.flatten() {
+            Some(rec) => slots[r.index] = Some(rec),
+            None => todo.push(r.clone()),
+        }
+    }
+    if let Some(s) = &store {
+        let done = plan.len() - todo.len();
+        if done > 0 {
+            eprintln!("wakesim: resuming {}: {done} of {} runs already done", s.dir.display(), plan.len());
+        }
+        let trace = s.dir.join("trace.json");
+        if !trace.exists() {
+            record_trace(&plan[0], &trace)?;
+        }
+    }
+    let setup = exec::Setup { exp: &exp, machine, costs, features, store: store.as_ref() };
+    exec::run_all(&setup, &todo, jobs, &mut slots)?;
+    let g = grid(&exp, &plan, slots);
+    if let Some(s) = &store {
+        results::write_all(&s.dir, &exp, &argv, &g)?;
+    }
+    print_tables(&exp, &g, &formats);
+    Ok(())
+}
+
+fn print_tables(exp: &Experiment, g: &Grid, formats: &[&str]) {
+    let names: Vec<String> = exp.variants.iter().map(|v| if v.spec.is_empty() { v.name.clone() } else { format!("{} ({})", v.name, v.spec) }).collect();
+    crate::outln!(
+        "# wakesim compare: {} on {}, kernel {}, {} run{} per point (seeds {}..{}); {}",
+        exp.workload,
+        exp.machine,
+        exp.kernel,
+        exp.runs,
+        if exp.runs == 1 { "" } else { "s" },
+        exp.base_seed,
+        exp.base_seed + u64::from(exp.runs) - 1,
+        names.join(" vs ")
+    );
+    for f in formats {
+        let (title, body) = match *f {
+            "mmtests" => ("mmtests compare (gain over baseline; *…* = significant by Welch's t-test, alpha 0.05)", mmtests::render(g)),
+            "normalized" => ("normalized (ratio to baseline [pct improvement](CV))", normalized::render(g)),
+            "percentiles" => ("latency percentiles side by side (mean over runs)", percentiles::render(g, true)),
+            "schedstat" => ("schedstat diff (mean per run)", schedstat_diff::render(g)),
+            _ => ("where the time went", breakdown::render(g)),
+        };
+        crate::outln!();
+        crate::outln!("## {title}");
+        crate::outln!();
+        crate::outp!("{body}");
+    }
+}
