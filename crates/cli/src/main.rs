@@ -5,9 +5,13 @@
 
 mod args;
 mod bench;
+mod calibrate;
+mod fit;
 mod info;
+mod native;
 mod output;
 mod run;
+mod validate;
 
 use clap::Parser;
 
@@ -49,6 +53,9 @@ fn main() {
         args::Cmd::Features => info::features(),
         args::Cmd::Kernels => info::kernels(),
         args::Cmd::Bench(a) => bench::bench(a),
+        args::Cmd::Native(a) => native::native(a),
+        args::Cmd::Calibrate(a) => calibrate::calibrate(a),
+        args::Cmd::Validate(a) => validate::validate(a),
     };
     if let Err(UserError(msg)) = result {
         fail(&msg);

@@ -1,0 +1,222 @@
+//! The microbenchmarks of `wakesim calibrate`. Each runs for real on this kernel, is repeated,
+//! and returns one figure per repetition; turning figures into cost-profile fields (and the
+//! pipe ping-pongs, which run as native workloads) is the CLI's `fit` step.
+//!
+//! * [`syscall_ns`]: `getppid` through `syscall(2)` in a loop — syscall entry + exit.
+//! * [`copy_ps_per_byte`]: write + read of the same pipe by one thread, 32 KiB vs 64 B: the
+//!   difference per byte is two copies (`copy_page_from_iter` in, `copy_page_to_iter` out).
+//! * [`cross_cpu_wake_ns`]: two threads pinned to CPUs `a` and `b` wake each other through a
+//!   futex; each wake's latency is the wakee's clock after `futex_wait` returns minus the
+//!   waker's clock just before `futex_wake` (one `CLOCK_MONOTONIC`, synchronised across CPUs).
+//!   With `busy`, a `SCHED_IDLE` spinner on each CPU keeps it out of idle: the wake then finds a
+//!   running CPU (resched IPI, no exit from the idle state).
+
+use std::io;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+
+use crate::sys;
+use wakesim_workloads::{Metric, Op, Outcome, Reporter, TaskSpec, Workload};
+
+/// Nanoseconds per null syscall, one figure per repetition of `calls` calls.
+pub fn syscall_ns(calls: u64, reps: usize) -> Vec<f64> {
+    (0..reps)
+        .map(|_| {
+            let t0 = sys::now_ns();
+            for _ in 0..calls {
+                sys::null_syscall();
+            }
+            (sys::now_ns() - t0) as f64 / calls as f64
+        })
+        .collect()
+}
+
+/// Picoseconds per byte copied through a pipe (one copy: half of write + read), per repetition.
+pub fn copy_ps_per_byte(iters: u64, reps: usize) -> io::Result<Vec<f64>> {
+    const BIG: usize = 32 * 1024;
+    const SMALL: usize = 64;
+    let mut fds = [0; 2];
+    // SAFETY: valid out-array.
+    if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let mut buf = vec![1u8; BIG];
+    let mut per = |len: usize| -> io::Result<f64> {
+        let t0 = sys::now_ns();
+        for _ in 0..iters {
+            // SAFETY: buf is valid for `len` ≤ BIG bytes; the default 64 KiB pipe holds one write,
+            // so neither call blocks.
+            let w = unsafe { libc::write(fds[1], buf.as_ptr() as *const libc::c_void, len) };
+            let r = unsafe { libc::read(fds[0], buf.as_mut_ptr() as *mut libc::c_void, len) };
+            if w != len as isize || r != len as isize {
+                return Err(io::Error::other("short pipe write/read"));
+            }
+        }
+        Ok((sys::now_ns() - t0) as f64 / iters as f64)
+    };
+    let mut out = Vec::with_capacity(reps);
+    for _ in 0..reps {
+        let (small, big) = (per(SMALL)?, per(BIG)?);
+        out.push((big - small).max(0.0) * 1000.0 / (2.0 * (BIG - SMALL) as f64));
+    }
+    // SAFETY: closing our own fds.
+    unsafe {
+        libc::close(fds[0]);
+        libc::close(fds[1]);
+    }
+    Ok(out)
+}
+
+/// Mean wake-to-run latency (ns) of futex wakes between CPUs `a` and `b`, both directions, one
+/// figure per repetition of `rounds` round trips. `Err` says why it could not run (affinity
+/// refused, `SCHED_IDLE` refused).
+pub fn cross_cpu_wake_ns(a: usize, b: usize, busy: bool, rounds: u64, reps: usize) -> io::Result<Vec<f64>> {
+    probe(&[a, b], busy)?;
+    let flags = [AtomicU32::new(0), AtomicU32::new(0)];
+    let stamp = AtomicU64::new(0);
+    let stop = AtomicBool::new(false);
+    let mut out = Vec::with_capacity(reps);
+    std::thread::scope(|s| -> io::Result<()> {
+        let mut spinners = Vec::new();
+        if busy {
+            for cpu in [a, b] {
+                let stop = &stop;
+                spinners.push(s.spawn(move || -> io::Result<()> {
+                    sys::pin_to(&[cpu])?;
+                    sys::set_sched_idle()?;
+                    while !stop.load(Ordering::Relaxed) {
+                        std::hint::spin_loop();
+                    }
+                    Ok(())
+                }));
+            }
+        }
+        let result = (|| {
+            for _ in 0..reps {
+                let (flags, stamp) = (&flags, &stamp);
+                let peer = s.spawn(move || side(b, 1, 0, flags, stamp, rounds));
+                let mine = side(a, 0, 1, flags, stamp, rounds);
+                let theirs = peer.join().map_err(|_| io::Error::other("wake peer panicked"))?;
+                let (mine, theirs) = (mine?, theirs?);
+                out.push((mine + theirs) / (2 * rounds) as f64);
+            }
+            Ok(())
+        })();
+        stop.store(true, Ordering::Relaxed);
+        for sp in spinners {
+            sp.join().map_err(|_| io::Error::other("spinner panicked"))??;
+        }
+        result
+    })?;
+    Ok(out)
+}
+
+/// Check, in a scratch thread, that this process may pin a thread to each of `cpus` and, with
+/// `idle`, make it `SCHED_IDLE`: a side that failed halfway would leave its peer waiting.
+pub fn probe(cpus: &[usize], idle: bool) -> io::Result<()> {
+    std::thread::scope(|s| {
+        s.spawn(|| -> io::Result<()> {
+            for &c in cpus {
+                sys::pin_to(&[c]).map_err(|e| io::Error::new(e.kind(), format!("pinning to CPU {c}: {e}")))?;
+            }
+            if idle {
+                sys::set_sched_idle().map_err(|e| io::Error::new(e.kind(), format!("SCHED_IDLE: {e}")))?;
+            }
+            Ok(())
+        })
+        .join()
+        .map_err(|_| io::Error::other("probe thread panicked"))?
+    })
+}
+
+/// One side of the futex ping-pong: wait for `flags[me]`, note the latency, wake `flags[other]`.
+/// Side 0 starts by waking. Returns the sum of the latencies this side observed.
+fn side(cpu: usize, me: usize, other: usize, flags: &[AtomicU32; 2], stamp: &AtomicU64, rounds: u64) -> io::Result<f64> {
+    sys::pin_to(&[cpu])?;
+    let mut sum = 0u64;
+    let wake = || {
+        stamp.store(sys::now_ns(), Ordering::Release);
+        flags[other].store(1, Ordering::Release);
+        sys::futex_wake(&flags[other], 1, false);
+    };
+    let wait = || {
+        while flags[me].load(Ordering::Acquire) == 0 {
+            sys::futex_wait(&flags[me], 0, false);
+        }
+        let lat = sys::now_ns().saturating_sub(stamp.load(Ordering::Acquire));
+        flags[me].store(0, Ordering::Release);
+        lat
+    };
+    for _ in 0..rounds {
+        if me == 0 {
+            wake();
+            sum += wait();
+        } else {
+            sum += wait();
+            wake();
+        }
+    }
+    Ok(sum as f64)
+}
+
+/// Mark before a futex wake (the waker's clock).
+pub const MARK_WAKE: u32 = 0;
+/// Mark after the futex wait returned (the wakee's clock).
+pub const MARK_WOKEN: u32 = 1;
+
+/// [`cross_cpu_wake_ns`] (idle case) in the behaviour language, for the simulator: two threads
+/// pinned to `a` and `b` waking each other `rounds` times through futexes 0 and 1.
+pub fn wake_workload(a: usize, b: usize, rounds: u64) -> Workload {
+    use wakesim_machine::CpuSet;
+    let lp = |body: Vec<Op>| {
+        let mut p = vec![Op::LoopStart { count: rounds, end: body.len() as u32 + 1 }];
+        p.extend(body);
+        p.push(Op::LoopEnd { start: 0 });
+        p
+    };
+    let first = lp(vec![Op::Mark(MARK_WAKE), Op::FutexWake { futex: 1, n: 1 }, Op::FutexWait { futex: 0 }, Op::Mark(MARK_WOKEN)]);
+    let second = lp(vec![Op::FutexWait { futex: 1 }, Op::Mark(MARK_WOKEN), Op::Mark(MARK_WAKE), Op::FutexWake { futex: 0, n: 1 }]);
+    let task = |name: &str, prog, cpu| TaskSpec { allowed: Some(CpuSet::from_cpus([cpu])), mm: 1, ..TaskSpec::new(name, prog) };
+    Workload {
+        name: "futex ping-pong".into(),
+        tasks: vec![task("waker.a", first, a), task("waker.b", second, b)],
+        channels: Vec::new(),
+        futexes: 2,
+        reporter: Box::new(WakeReporter),
+        duration: None,
+    }
+}
+
+/// Mean of (each [`MARK_WOKEN`] − the latest [`MARK_WAKE`] before it), ns.
+pub fn mean_wake_latency(out: &Outcome) -> f64 {
+    let (mut last, mut sum, mut n) = (None, 0u64, 0u64);
+    for m in &out.marks {
+        match m.mark {
+            MARK_WAKE => last = Some(m.time),
+            MARK_WOKEN => {
+                if let Some(t) = last.take() {
+                    sum += m.time - t;
+                    n += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    if n == 0 {
+        f64::NAN
+    } else {
+        sum as f64 / n as f64
+    }
+}
+
+/// Reports [`mean_wake_latency`].
+#[derive(Debug)]
+pub struct WakeReporter;
+
+impl Reporter for WakeReporter {
+    fn render(&self, out: &Outcome) -> String {
+        format!("mean wake-to-run latency: {:.0} ns\n", mean_wake_latency(out))
+    }
+    fn metric(&self, out: &Outcome) -> Metric {
+        Metric { name: "wake latency".into(), unit: "ns".into(), value: mean_wake_latency(out), higher_is_better: false }
+    }
+}
