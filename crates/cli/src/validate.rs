@@ -105,14 +105,14 @@ pub fn validate(a: ValidateArgs) -> Result<(), UserError> {
     let machine = crate::run::resolve_machine("host")?;
     let costs = crate::run::resolve_costs(&machine, a.costs.as_deref())?;
     let features = crate::run::parse_features(&a.kernel, None)?;
-    if costs.name == "host" {
-        eprintln!("validate: no calibrated profile found (run `wakesim calibrate` first); predicting with the placeholder `host` profile");
-    }
     let host_cpus = crate::native::host_cpus();
     let cpu = wakesim_hostbench::sys::allowed_cpus().first().copied().unwrap_or(0);
     let list = cases(&a, cpu);
     if list.is_empty() {
         return Err(UserError(format!("--only '{}' matches no case (pipe, hackbench)", a.only.as_deref().unwrap_or(""))));
+    }
+    if costs.name == "host" {
+        eprintln!("validate: no calibrated profile found (run `wakesim calibrate` first); predicting with the placeholder `host` profile");
     }
     let mut rows = Vec::new();
     for (i, c) in list.iter().enumerate() {
