@@ -4,6 +4,7 @@
 //! |---|---|---|
 //! | `getppid` loop | `syscall` | direct |
 //! | pipe write+read, 32 KiB vs 64 B | `copy_ps_per_byte` | direct |
+//! | unix socketpair 100 B write + read, one thread | `unix_send`, `unix_recv` | direct, minus syscalls and copies |
 //! | `taskset -c C perf bench sched pipe -T`, natively | `context_switch` | model solved to match |
 //! | the same with processes | `context_switch_mm` | model solved to match |
 //! | futex wake, target CPU idle minus target busy | idle state `exit_latency` | direct |
@@ -66,11 +67,12 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
     }
     crate::output::check_writable(&path)?;
 
+    let mut other = wakesim_hostbench::sys::OtherLoad::start();
     let machine = wakesim_machine::host()?;
     let features = Features::for_kernel(wakesim_model::features::NEWEST_KERNEL).map_err(UserError)?;
     let cpus = sys::allowed_cpus();
     let pairs = distance_pairs(&machine, &cpus);
-    let total = 4 + 2 * pairs.len().max(1);
+    let total = 5 + 2 * pairs.len().max(1);
     let mut p = wakesim_costs::profile_for("host")?;
     p.name = "host-calibrated".into();
     let mut notes: BTreeMap<String, String> = BTreeMap::new();
@@ -93,11 +95,29 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
     }
     table.push(Measured { what: "pipe copy".into(), unit: "ps/B", result: copy });
 
-    // 3-4. context switch on one CPU: pinned pipe ping-pong, threads then processes.
+    // 3. per-message socket work: unix_send + unix_recv = pair − 2 syscalls − 2 copies, split in
+    // the base profile's ratio (the send side allocates and queues the skb, the larger part).
+    progress(3, total, "unix socket 100-byte write + read, one thread (and a pipe for comparison)");
+    let pipe_pair = summarise(calib::channel_pair_ns(false, 100, 20_000 / scale as u64, reps));
+    let sock = summarise(calib::channel_pair_ns(true, 100, 20_000 / scale as u64, reps));
+    if let Ok(s) = &sock {
+        let extra = (s.median - 2.0 * p.syscall as f64 - 2.0 * p.copy(100) as f64).max(0.0);
+        let base = (p.unix_send + p.unix_recv).max(1) as f64;
+        let send = (extra * p.unix_send as f64 / base).round() as u64;
+        p.unix_recv = (extra.round() as u64).saturating_sub(send);
+        p.unix_send = send;
+        let n = format!("measured: share of (socket pair {:.0} ns − 2 syscalls − 2 copies), pair {}", s.median, note(s, "ns"));
+        notes.insert("unix_send".into(), n.clone());
+        notes.insert("unix_recv".into(), n);
+    }
+    table.push(Measured { what: "pipe 100 B write+read (not fitted)".into(), unit: "ns", result: pipe_pair });
+    table.push(Measured { what: "unix socket 100 B write+read".into(), unit: "ns", result: sock });
+
+    // 4-5. context switch on one CPU: pinned pipe ping-pong, threads then processes.
     let cpu = cpus.first().copied().unwrap_or(0);
     let loops = 20_000 / scale as u64;
     let host_cpus = cpus.len().max(1) as u32;
-    for (step, threaded, field) in [(3, true, "context_switch"), (4, false, "context_switch_mm")] {
+    for (step, threaded, field) in [(4, true, "context_switch"), (5, false, "context_switch_mm")] {
         let mut cmd = vec!["taskset".to_string(), "-c".into(), cpu.to_string(), "perf".into(), "bench".into(), "sched".into(), "pipe".into()];
         if threaded {
             cmd.push("-T".into());
@@ -121,8 +141,8 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
         table.push(Measured { what, unit: "ns/rt", result: measured });
     }
 
-    // 5.. cross-CPU wakeups per distance class, idle target then busy target.
-    let mut step = 5;
+    // 6.. cross-CPU wakeups per distance class, idle target then busy target.
+    let mut step = 6;
     if pairs.is_empty() {
         let why = format!("only one CPU usable (online and allowed: {cpus:?})");
         progress(step, total, &format!("cross-CPU wakeups skipped: {why}"));
@@ -159,10 +179,14 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
     p.validate()?;
 
     let secs = t0.elapsed().as_secs_f64();
-    let text = header(&machine, secs, a.quick, &table) + &annotate(&wakesim_costs::to_toml(&p), &notes);
+    let other = other.stop(cpus.len().max(1) as u32);
+    let text = header(&machine, secs, a.quick, other, &table) + &annotate(&wakesim_costs::to_toml(&p), &notes);
     crate::output::write_atomic(&path, &text)?;
     print_table(&table);
     crate::outln!();
+    if let Some(x) = other.filter(|x| *x > 10.0) {
+        crate::outln!("note: other processes used {x:.0} % of the machine while measuring; for a clean profile, calibrate on a quiet machine");
+    }
     crate::outln!("wrote {} ({:.1} s); `--machine host` loads it from the default location, `--costs FILE` from anywhere", path.display(), secs);
     Ok(())
 }
@@ -236,7 +260,7 @@ fn set_idle_exit(p: &mut CostProfile, exit: u64, notes: &mut BTreeMap<String, St
     }
 }
 
-fn header(m: &Machine, secs: f64, quick: bool, table: &[Measured]) -> String {
+fn header(m: &Machine, secs: f64, quick: bool, other: Option<f64>, table: &[Measured]) -> String {
     let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
     let mut s = format!(
         "# Written by `wakesim calibrate{}` in {secs:.1} s on {} ({} CPUs), kernel {}.\n# Fields without a `measured`/`solved` comment keep the built-in `host` profile's value.\n",
@@ -245,6 +269,9 @@ fn header(m: &Machine, secs: f64, quick: bool, table: &[Measured]) -> String {
         m.nr_cpus(),
         kernel.trim()
     );
+    if let Some(x) = other {
+        s += &format!("# Other processes used {x:.0} % of the machine while it measured (above ~10 %, the figures include their interference).\n");
+    }
     for t in table {
         if let Err(why) = &t.result {
             s += &format!("# {}: {why}\n", t.what);

@@ -15,6 +15,7 @@ use crate::fit::simulate;
 use crate::output::write_atomic;
 use crate::UserError;
 use serde::Serialize;
+use wakesim_hostbench::sys::OtherLoad;
 use wakesim_hostbench::Summary;
 
 /// Tolerance of the pass rule, percent.
@@ -82,7 +83,11 @@ struct Row {
     real_summary: Option<Summary>,
     error_pct: f64,
     pass: bool,
+    /// CPU use by other processes during the native runs, % of the machine (`/proc/stat` busy
+    /// time minus this process's children); the model assumes an otherwise idle machine.
+    other_load_pct: Option<f64>,
 }
+
 
 #[derive(Serialize)]
 struct ValidateJson<'a> {
@@ -120,15 +125,16 @@ pub fn validate(a: ValidateArgs) -> Result<(), UserError> {
         let wn = crate::native::workload(&c.cmd, host_cpus)?;
         let ws = crate::native::workload(&c.cmd, machine.nr_cpus() as u32)?;
         let mut measured = Vec::new();
-        let mut predicted = Vec::new();
+        let mut other = OtherLoad::start();
         for seed in 1..=a.reps as u64 {
             let r = crate::native::run_workload(&wn, 120.0, seed)?;
             if r.outcome.capped {
                 return Err(UserError(format!("{}: the native run did not finish within 120 s", c.name)));
             }
             measured.push(wn.reporter.metric(&r.outcome).value);
-            predicted.push(simulate(&machine, &costs, &features, &ws, seed)?);
         }
+        let other_load_pct = other.stop(host_cpus);
+        let predicted = (1..=a.reps as u64).map(|seed| simulate(&machine, &costs, &features, &ws, seed)).collect::<Result<Vec<_>, _>>()?;
         let real = c.real.as_ref().map(|(cmd, parse)| run_real(cmd, *parse, a.reps)).transpose()?;
         let ms = Summary::of(&measured).ok_or_else(|| UserError(format!("{}: no measured figure", c.name)))?;
         let ps = Summary::of(&predicted).ok_or_else(|| UserError(format!("{}: no predicted figure", c.name)))?;
@@ -147,6 +153,7 @@ pub fn validate(a: ValidateArgs) -> Result<(), UserError> {
             predicted_summary: ps,
             error_pct: err,
             pass,
+            other_load_pct,
         });
     }
     print_table(&rows, &costs.name, a.reps);
@@ -178,25 +185,29 @@ fn cell(s: &Summary) -> String {
 fn print_table(rows: &[Row], profile: &str, reps: usize) {
     crate::outln!("validate: --machine host, cost profile {profile}, {reps} runs each; median [min–max]");
     crate::outln!();
-    crate::outln!("| case | unit | measured (native) | predicted (model) | error | pass | real tool |");
-    crate::outln!("|---|---|---|---|---|---|---|");
+    crate::outln!("| case | unit | measured (native) | predicted (model) | error | pass | real tool | other load |");
+    crate::outln!("|---|---|---|---|---|---|---|---|");
     for r in rows {
         let real = match (&r.real_summary, &r.real_command) {
             (Some(s), Some(c)) => format!("{} (`{}`)", cell(s), Path::new(&c[0]).display()),
             _ => "not installed".into(),
         };
         crate::outln!(
-            "| {} | {} | {} | {} | {:+.1} % | {} | {} |",
+            "| {} | {} | {} | {} | {:+.1} % | {} | {} | {} |",
             r.case,
             r.unit,
             cell(&r.measured_summary),
             cell(&r.predicted_summary),
             r.error_pct,
             if r.pass { "yes" } else { "no" },
-            real
+            real,
+            r.other_load_pct.map_or("?".into(), |x| format!("{x:.0} %"))
         );
     }
     let n = rows.iter().filter(|r| r.pass).count();
     crate::outln!();
     crate::outln!("{n} of {} cases within {TARGET_PCT} % (or inside the measured min–max where its spread is wider)", rows.len());
+    if rows.iter().any(|r| r.other_load_pct.is_some_and(|x| x > 10.0)) {
+        crate::outln!("note: other processes used more than 10 % of the machine during some native runs (`other load`); the model assumes an idle machine, so those rows measure the neighbours too");
+    }
 }

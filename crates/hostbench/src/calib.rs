@@ -5,6 +5,8 @@
 //! * [`syscall_ns`]: `getppid` through `syscall(2)` in a loop — syscall entry + exit.
 //! * [`copy_ps_per_byte`]: write + read of the same pipe by one thread, 32 KiB vs 64 B: the
 //!   difference per byte is two copies (`copy_page_from_iter` in, `copy_page_to_iter` out).
+//! * [`channel_pair_ns`]: a non-blocking 100-byte write + read on a pipe or unix socketpair —
+//!   the per-message work of the channel beyond the syscall and the copy.
 //! * [`cross_cpu_wake_ns`]: two threads pinned to CPUs `a` and `b` wake each other through a
 //!   futex; each wake's latency is the wakee's clock after `futex_wait` returns minus the
 //!   waker's clock just before `futex_wake` (one `CLOCK_MONOTONIC`, synchronised across CPUs).
@@ -64,6 +66,47 @@ pub fn copy_ps_per_byte(iters: u64, reps: usize) -> io::Result<Vec<f64>> {
         libc::close(fds[1]);
     }
     Ok(out)
+}
+
+/// Nanoseconds per non-blocking `write` + `read` pair of `bytes` bytes on one thread, over a
+/// pipe or a unix stream socketpair, per repetition: two syscalls, two copies and the channel's
+/// own work (for a socket: `unix_stream_sendmsg`'s skb allocation and queueing, and
+/// `unix_stream_read_generic`'s dequeue and free). No task blocks, so no scheduler cost enters.
+pub fn channel_pair_ns(socket: bool, bytes: usize, iters: u64, reps: usize) -> io::Result<Vec<f64>> {
+    let mut fds = [0; 2];
+    // SAFETY: valid out-arrays of two ints.
+    let r = unsafe {
+        if socket {
+            libc::socketpair(libc::AF_UNIX, libc::SOCK_STREAM, 0, fds.as_mut_ptr())
+        } else {
+            libc::pipe(fds.as_mut_ptr())
+        }
+    };
+    if r != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let mut buf = vec![1u8; bytes.max(1)];
+    let mut out = Vec::with_capacity(reps);
+    let mut res = Ok(());
+    'reps: for _ in 0..reps {
+        let t0 = sys::now_ns();
+        for _ in 0..iters {
+            // SAFETY: buf is valid for `bytes`; one small message never fills the buffer.
+            let w = unsafe { libc::write(fds[1], buf.as_ptr() as *const libc::c_void, bytes) };
+            let r = unsafe { libc::read(fds[0], buf.as_mut_ptr() as *mut libc::c_void, bytes) };
+            if w != bytes as isize || r != bytes as isize {
+                res = Err(io::Error::other("short write/read"));
+                break 'reps;
+            }
+        }
+        out.push((sys::now_ns() - t0) as f64 / iters as f64);
+    }
+    // SAFETY: closing our own fds.
+    unsafe {
+        libc::close(fds[0]);
+        libc::close(fds[1]);
+    }
+    res.map(|_| out)
 }
 
 /// Mean wake-to-run latency (ns) of futex wakes between CPUs `a` and `b`, both directions, one

@@ -244,3 +244,48 @@ pub fn kill_own_group() -> ! {
     unsafe { libc::kill(0, libc::SIGKILL) };
     exit_now(1)
 }
+
+/// Busy CPU time of the whole machine so far, seconds (`/proc/stat` line `cpu`: user, nice,
+/// system, irq, softirq, steal; `USER_HZ` = 100 ticks per second on every Linux ABI).
+pub fn machine_busy_seconds() -> Option<f64> {
+    let text = std::fs::read_to_string("/proc/stat").ok()?;
+    let f: Vec<u64> = text.lines().next()?.split_whitespace().skip(1).filter_map(|x| x.parse().ok()).collect();
+    let busy = f.first()? + f.get(1)? + f.get(2)? + f.get(5)? + f.get(6)? + f.get(7).unwrap_or(&0);
+    Some(busy as f64 / 100.0)
+}
+
+/// CPU time (user + system) of this process and its reaped children, seconds (`getrusage`).
+pub fn own_cpu_seconds() -> f64 {
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    [libc::RUSAGE_SELF, libc::RUSAGE_CHILDREN]
+        .into_iter()
+        .map(|who| {
+            // SAFETY: rusage is plain data; getrusage fills it.
+            let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+            unsafe { libc::getrusage(who, &mut ru) };
+            tv(ru.ru_utime) + tv(ru.ru_stime)
+        })
+        .sum()
+}
+
+/// CPU use by other processes over an interval: the machine's busy time minus this process's
+/// own and its reaped children's (the native runs, the real tools), as a share of the CPUs.
+pub struct OtherLoad {
+    busy: Option<f64>,
+    ours: f64,
+    wall: std::time::Instant,
+}
+
+impl OtherLoad {
+    pub fn start() -> OtherLoad {
+        OtherLoad { busy: machine_busy_seconds(), ours: own_cpu_seconds(), wall: std::time::Instant::now() }
+    }
+
+    /// Other processes' share of `cpus` CPUs since [`start`](Self::start), percent.
+    pub fn stop(&mut self, cpus: u32) -> Option<f64> {
+        let busy = machine_busy_seconds()? - self.busy?;
+        let ours = own_cpu_seconds() - self.ours;
+        let wall = self.wall.elapsed().as_secs_f64() * f64::from(cpus);
+        Some((100.0 * (busy - ours) / wall.max(1e-9)).clamp(0.0, 100.0))
+    }
+}

@@ -44,3 +44,12 @@ fn the_wake_workload_reports_the_mean_wake_latency_from_its_marks() {
     assert_eq!(w.tasks.len(), 2);
     assert_eq!(w.futexes, 2);
 }
+
+#[test]
+fn pipe_and_socket_message_pairs_give_positive_figures() {
+    for socket in [false, true] {
+        let v = calib::channel_pair_ns(socket, 100, 500, 2).unwrap();
+        assert_eq!(v.len(), 2);
+        assert!(v.iter().all(|x| *x > 0.0 && x.is_finite()), "socket={socket}: {v:?}");
+    }
+}
