@@ -22,6 +22,7 @@ use crate::args::CalibrateArgs;
 use crate::fit::{simulate, solve};
 use crate::UserError;
 use wakesim_costs::{CostProfile, IdleState};
+use wakesim_hostbench::sys::Interference;
 use wakesim_hostbench::{calib, sys, Summary};
 use wakesim_machine::{Dist, Machine};
 use wakesim_model::Features;
@@ -184,8 +185,8 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
     crate::output::write_atomic(&path, &text)?;
     print_table(&table);
     crate::outln!();
-    if let Some(x) = other.filter(|x| *x > 10.0) {
-        crate::outln!("note: other processes used {x:.0} % of the machine while measuring; for a clean profile, calibrate on a quiet machine");
+    if let Some(x) = other.filter(|x| x.other_pct + x.steal_pct > 10.0) {
+        crate::outln!("note: while measuring, other processes used {:.0} % of the machine and the hypervisor stole {:.0} %; for a clean profile, calibrate on a quiet machine", x.other_pct, x.steal_pct);
     }
     crate::outln!("wrote {} ({:.1} s); `--machine host` loads it from the default location, `--costs FILE` from anywhere", path.display(), secs);
     Ok(())
@@ -260,7 +261,7 @@ fn set_idle_exit(p: &mut CostProfile, exit: u64, notes: &mut BTreeMap<String, St
     }
 }
 
-fn header(m: &Machine, secs: f64, quick: bool, other: Option<f64>, table: &[Measured]) -> String {
+fn header(m: &Machine, secs: f64, quick: bool, other: Option<Interference>, table: &[Measured]) -> String {
     let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
     let mut s = format!(
         "# Written by `wakesim calibrate{}` in {secs:.1} s on {} ({} CPUs), kernel {}.\n# Fields without a `measured`/`solved` comment keep the built-in `host` profile's value.\n",
@@ -270,7 +271,10 @@ fn header(m: &Machine, secs: f64, quick: bool, other: Option<f64>, table: &[Meas
         kernel.trim()
     );
     if let Some(x) = other {
-        s += &format!("# Other processes used {x:.0} % of the machine while it measured (above ~10 %, the figures include their interference).\n");
+        s += &format!(
+            "# While measuring, other processes used {:.0} % of the machine and the hypervisor stole {:.0} % (above ~10 %, the figures include that interference).\n",
+            x.other_pct, x.steal_pct
+        );
     }
     for t in table {
         if let Err(why) = &t.result {

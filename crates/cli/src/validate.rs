@@ -15,7 +15,7 @@ use crate::fit::simulate;
 use crate::output::write_atomic;
 use crate::UserError;
 use serde::Serialize;
-use wakesim_hostbench::sys::OtherLoad;
+use wakesim_hostbench::sys::{Interference, OtherLoad};
 use wakesim_hostbench::Summary;
 
 /// Tolerance of the pass rule, percent.
@@ -83,9 +83,9 @@ struct Row {
     real_summary: Option<Summary>,
     error_pct: f64,
     pass: bool,
-    /// CPU use by other processes during the native runs, % of the machine (`/proc/stat` busy
-    /// time minus this process's children); the model assumes an otherwise idle machine.
-    other_load_pct: Option<f64>,
+    /// CPU use by other processes and the hypervisor's steal during the native runs, % of the
+    /// machine; the model assumes an otherwise idle machine with CPUs of its own.
+    interference: Option<Interference>,
 }
 
 
@@ -133,7 +133,7 @@ pub fn validate(a: ValidateArgs) -> Result<(), UserError> {
             }
             measured.push(wn.reporter.metric(&r.outcome).value);
         }
-        let other_load_pct = other.stop(host_cpus);
+        let interference = other.stop(host_cpus);
         let predicted = (1..=a.reps as u64).map(|seed| simulate(&machine, &costs, &features, &ws, seed)).collect::<Result<Vec<_>, _>>()?;
         let real = c.real.as_ref().map(|(cmd, parse)| run_real(cmd, *parse, a.reps)).transpose()?;
         let ms = Summary::of(&measured).ok_or_else(|| UserError(format!("{}: no measured figure", c.name)))?;
@@ -153,7 +153,7 @@ pub fn validate(a: ValidateArgs) -> Result<(), UserError> {
             predicted_summary: ps,
             error_pct: err,
             pass,
-            other_load_pct,
+            interference,
         });
     }
     print_table(&rows, &costs.name, a.reps);
@@ -185,7 +185,7 @@ fn cell(s: &Summary) -> String {
 fn print_table(rows: &[Row], profile: &str, reps: usize) {
     crate::outln!("validate: --machine host, cost profile {profile}, {reps} runs each; median [min–max]");
     crate::outln!();
-    crate::outln!("| case | unit | measured (native) | predicted (model) | error | pass | real tool | other load |");
+    crate::outln!("| case | unit | measured (native) | predicted (model) | error | pass | real tool | other load / steal |");
     crate::outln!("|---|---|---|---|---|---|---|---|");
     for r in rows {
         let real = match (&r.real_summary, &r.real_command) {
@@ -201,13 +201,13 @@ fn print_table(rows: &[Row], profile: &str, reps: usize) {
             r.error_pct,
             if r.pass { "yes" } else { "no" },
             real,
-            r.other_load_pct.map_or("?".into(), |x| format!("{x:.0} %"))
+            r.interference.map_or("?".into(), |x| format!("{:.0} % / {:.0} %", x.other_pct, x.steal_pct))
         );
     }
     let n = rows.iter().filter(|r| r.pass).count();
     crate::outln!();
     crate::outln!("{n} of {} cases within {TARGET_PCT} % (or inside the measured min–max where its spread is wider)", rows.len());
-    if rows.iter().any(|r| r.other_load_pct.is_some_and(|x| x > 10.0)) {
-        crate::outln!("note: other processes used more than 10 % of the machine during some native runs (`other load`); the model assumes an idle machine, so those rows measure the neighbours too");
+    if rows.iter().any(|r| r.interference.is_some_and(|x| x.other_pct + x.steal_pct > 10.0)) {
+        crate::outln!("note: other processes or the hypervisor took more than 10 % of the machine during some native runs; the model assumes an idle machine with CPUs of its own, so those rows measure the neighbours too");
     }
 }

@@ -245,13 +245,14 @@ pub fn kill_own_group() -> ! {
     exit_now(1)
 }
 
-/// Busy CPU time of the whole machine so far, seconds (`/proc/stat` line `cpu`: user, nice,
-/// system, irq, softirq, steal; `USER_HZ` = 100 ticks per second on every Linux ABI).
-pub fn machine_busy_seconds() -> Option<f64> {
+/// Busy and stolen CPU time of the whole machine so far, seconds (`/proc/stat` line `cpu`:
+/// busy = user + nice + system + irq + softirq; steal = time the hypervisor ran something else
+/// while this VM's vCPU wanted to run; `USER_HZ` = 100 ticks per second on every Linux ABI).
+pub fn machine_cpu_seconds() -> Option<(f64, f64)> {
     let text = std::fs::read_to_string("/proc/stat").ok()?;
     let f: Vec<u64> = text.lines().next()?.split_whitespace().skip(1).filter_map(|x| x.parse().ok()).collect();
-    let busy = f.first()? + f.get(1)? + f.get(2)? + f.get(5)? + f.get(6)? + f.get(7).unwrap_or(&0);
-    Some(busy as f64 / 100.0)
+    let busy = f.first()? + f.get(1)? + f.get(2)? + f.get(5)? + f.get(6)?;
+    Some((busy as f64 / 100.0, *f.get(7).unwrap_or(&0) as f64 / 100.0))
 }
 
 /// CPU time (user + system) of this process and its reaped children, seconds (`getrusage`).
@@ -268,24 +269,34 @@ pub fn own_cpu_seconds() -> f64 {
         .sum()
 }
 
-/// CPU use by other processes over an interval: the machine's busy time minus this process's
-/// own and its reaped children's (the native runs, the real tools), as a share of the CPUs.
+/// CPU use by other processes over an interval — the machine's busy time minus this process's
+/// own and its reaped children's (the native runs, the real tools) — and the hypervisor's steal,
+/// each as a share of the CPUs.
 pub struct OtherLoad {
-    busy: Option<f64>,
+    start: Option<(f64, f64)>,
     ours: f64,
     wall: std::time::Instant,
 }
 
+/// What [`OtherLoad::stop`] found, percent of the machine.
+#[derive(Clone, Copy, Debug, serde::Serialize)]
+pub struct Interference {
+    pub other_pct: f64,
+    pub steal_pct: f64,
+}
+
 impl OtherLoad {
     pub fn start() -> OtherLoad {
-        OtherLoad { busy: machine_busy_seconds(), ours: own_cpu_seconds(), wall: std::time::Instant::now() }
+        OtherLoad { start: machine_cpu_seconds(), ours: own_cpu_seconds(), wall: std::time::Instant::now() }
     }
 
-    /// Other processes' share of `cpus` CPUs since [`start`](Self::start), percent.
-    pub fn stop(&mut self, cpus: u32) -> Option<f64> {
-        let busy = machine_busy_seconds()? - self.busy?;
+    /// Other processes' and the hypervisor's shares of `cpus` CPUs since [`start`](Self::start).
+    pub fn stop(&mut self, cpus: u32) -> Option<Interference> {
+        let (b0, s0) = self.start?;
+        let (b1, s1) = machine_cpu_seconds()?;
         let ours = own_cpu_seconds() - self.ours;
-        let wall = self.wall.elapsed().as_secs_f64() * f64::from(cpus);
-        Some((100.0 * (busy - ours) / wall.max(1e-9)).clamp(0.0, 100.0))
+        let wall = (self.wall.elapsed().as_secs_f64() * f64::from(cpus)).max(1e-9);
+        let pct = |x: f64| (100.0 * x / wall).clamp(0.0, 100.0);
+        Some(Interference { other_pct: pct(b1 - b0 - ours), steal_pct: pct(s1 - s0) })
     }
 }
