@@ -113,6 +113,13 @@ pub fn channel_pair_ns(socket: bool, bytes: usize, iters: u64, reps: usize) -> i
 /// figure per repetition of `rounds` round trips. `Err` says why it could not run (affinity
 /// refused, `SCHED_IDLE` refused).
 pub fn cross_cpu_wake_ns(a: usize, b: usize, busy: bool, rounds: u64, reps: usize) -> io::Result<Vec<f64>> {
+    cross_cpu_wake_after_ns(a, b, busy, 0, rounds, reps)
+}
+
+/// [`cross_cpu_wake_ns`] with the waker first spinning `gap_ns` on its own CPU, so the wakee's
+/// CPU has been idle at least that long when the wake comes (a hypervisor may poll a halted vCPU
+/// for a while before descheduling it: KVM's `halt_poll_ns`).
+pub fn cross_cpu_wake_after_ns(a: usize, b: usize, busy: bool, gap_ns: u64, rounds: u64, reps: usize) -> io::Result<Vec<f64>> {
     probe(&[a, b], busy)?;
     let flags = [AtomicU32::new(0), AtomicU32::new(0)];
     let stamp = AtomicU64::new(0);
@@ -136,8 +143,8 @@ pub fn cross_cpu_wake_ns(a: usize, b: usize, busy: bool, rounds: u64, reps: usiz
         let result = (|| {
             for _ in 0..reps {
                 let (flags, stamp) = (&flags, &stamp);
-                let peer = s.spawn(move || side(b, 1, 0, flags, stamp, rounds));
-                let mine = side(a, 0, 1, flags, stamp, rounds);
+                let peer = s.spawn(move || side(b, 1, 0, flags, stamp, gap_ns, rounds));
+                let mine = side(a, 0, 1, flags, stamp, gap_ns, rounds);
                 let theirs = peer.join().map_err(|_| io::Error::other("wake peer panicked"))?;
                 let (mine, theirs) = (mine?, theirs?);
                 out.push((mine + theirs) / (2 * rounds) as f64);
@@ -173,10 +180,14 @@ pub fn probe(cpus: &[usize], idle: bool) -> io::Result<()> {
 
 /// One side of the futex ping-pong: wait for `flags[me]`, note the latency, wake `flags[other]`.
 /// Side 0 starts by waking. Returns the sum of the latencies this side observed.
-fn side(cpu: usize, me: usize, other: usize, flags: &[AtomicU32; 2], stamp: &AtomicU64, rounds: u64) -> io::Result<f64> {
+fn side(cpu: usize, me: usize, other: usize, flags: &[AtomicU32; 2], stamp: &AtomicU64, gap_ns: u64, rounds: u64) -> io::Result<f64> {
     sys::pin_to(&[cpu])?;
     let mut sum = 0u64;
     let wake = || {
+        let until = sys::now_ns() + gap_ns;
+        while sys::now_ns() < until {
+            std::hint::spin_loop();
+        }
         stamp.store(sys::now_ns(), Ordering::Release);
         flags[other].store(1, Ordering::Release);
         sys::futex_wake(&flags[other], 1, false);
