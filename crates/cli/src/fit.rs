@@ -14,7 +14,7 @@ use wakesim_workloads::Workload;
 
 /// Run `w` in the model; its reporter's metric.
 pub fn simulate(m: &Machine, c: &CostProfile, f: &Features, w: &Workload, seed: u64) -> Result<f64, UserError> {
-    let cfg = Config { machine: m.clone(), costs: c.clone(), features: f.clone(), seed, duration_cap: 60 * SEC };
+    let cfg = Config { machine: m.clone(), costs: c.clone(), features: *f, seed, duration_cap: 60 * SEC };
     let r = Sim::new(cfg, w).map_err(UserError)?.run();
     Ok(w.reporter.metric(&r.outcome).value)
 }

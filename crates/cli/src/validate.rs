@@ -21,13 +21,16 @@ use wakesim_hostbench::Summary;
 /// Tolerance of the pass rule, percent.
 pub const TARGET_PCT: f64 = 15.0;
 
+/// Reads a real tool's figure from its output.
+type Parse = fn(&str) -> Option<f64>;
+
 /// One comparison.
 struct Case {
     name: String,
     /// The command both sides run (`wakesim native --` / `wakesim run --`).
     cmd: Vec<String>,
     /// The real tool's command line and how to read its figure, if it is installed.
-    real: Option<(Vec<String>, fn(&str) -> Option<f64>)>,
+    real: Option<(Vec<String>, Parse)>,
     unit: &'static str,
 }
 
@@ -58,12 +61,12 @@ fn cases(a: &ValidateArgs, cpu: usize) -> Vec<Case> {
     let pinned = format!("taskset -c {cpu} perf bench sched pipe -l {pipe_loops}");
     let unpinned = format!("perf bench sched pipe -l {pipe_loops}");
     let mut v = vec![
-        Case { name: format!("pipe, pinned to CPU {cpu}"), cmd: words(&pinned), real: (have_perf && installed("taskset")).then(|| (words(&pinned), perf_usecs as fn(&str) -> Option<f64>)), unit: "usecs/op" },
-        Case { name: "pipe, unpinned".into(), cmd: words(&unpinned), real: have_perf.then(|| (words(&unpinned), perf_usecs as fn(&str) -> Option<f64>)), unit: "usecs/op" },
+        Case { name: format!("pipe, pinned to CPU {cpu}"), cmd: words(&pinned), real: (have_perf && installed("taskset")).then(|| (words(&pinned), perf_usecs as Parse)), unit: "usecs/op" },
+        Case { name: "pipe, unpinned".into(), cmd: words(&unpinned), real: have_perf.then(|| (words(&unpinned), perf_usecs as Parse)), unit: "usecs/op" },
     ];
     for g in [1, 2, 4] {
         let cmd = format!("hackbench -g {g} -l {hb_loops}");
-        v.push(Case { name: format!("hackbench -g {g}"), real: installed("hackbench").then(|| (words(&cmd), hackbench_time as fn(&str) -> Option<f64>)), cmd: words(&cmd), unit: "s" });
+        v.push(Case { name: format!("hackbench -g {g}"), real: installed("hackbench").then(|| (words(&cmd), hackbench_time as Parse)), cmd: words(&cmd), unit: "s" });
     }
     v.retain(|c| a.only.as_deref().is_none_or(|o| c.name.contains(o)));
     v
@@ -167,7 +170,7 @@ pub fn validate(a: ValidateArgs) -> Result<(), UserError> {
 
 /// Run the installed tool `reps` times; its figures. A run that fails or prints no figure is an
 /// error naming the tool.
-fn run_real(cmd: &[String], parse: fn(&str) -> Option<f64>, reps: usize) -> Result<Vec<f64>, UserError> {
+fn run_real(cmd: &[String], parse: Parse, reps: usize) -> Result<Vec<f64>, UserError> {
     (0..reps)
         .map(|_| {
             let out = Command::new(&cmd[0]).args(&cmd[1..]).output().map_err(|e| UserError(format!("running {}: {e}", cmd.join(" "))))?;
