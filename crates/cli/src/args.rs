@@ -29,6 +29,12 @@ pub enum Cmd {
     Compare(CompareArgs),
     /// Write the self-contained HTML report of a `compare --out DIR`.
     Report(ReportArgs),
+    /// Run a benchmark's task graph on this machine's real kernel and print its own output.
+    Native(NativeArgs),
+    /// Measure this machine and write a cost profile for `--machine host`.
+    Calibrate(CalibrateArgs),
+    /// Run benchmarks natively and in the simulator on `--machine host`; print measured vs predicted.
+    Validate(ValidateArgs),
 }
 
 #[derive(Args, Debug)]
@@ -84,6 +90,58 @@ pub struct ReportArgs {
     pub output: Option<PathBuf>,
 }
 
+
+#[derive(Args, Debug)]
+pub struct NativeArgs {
+    /// End the run after this many seconds even if the benchmark has not finished.
+    #[arg(long, default_value_t = 60.0, allow_negative_numbers = true)]
+    pub duration: f64,
+    /// Seed of the tasks' random compute and sleep lengths.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Write the metric and output to this JSON file, atomically.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// The benchmark's command line, after `--` (as for `wakesim run`).
+    #[arg(last = true)]
+    pub command: Vec<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct CalibrateArgs {
+    /// Where to write the profile (default: $XDG_CONFIG_HOME/wakesim/host-costs.toml, else
+    /// ~/.config/wakesim/host-costs.toml; `--machine host` loads it from there).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Fewer rounds and repetitions (a few seconds; for tests, figures are noisier).
+    #[arg(long)]
+    pub quick: bool,
+    /// Repetitions of each measurement (default 7, 3 with --quick).
+    #[arg(long)]
+    pub reps: Option<usize>,
+}
+
+#[derive(Args, Debug)]
+pub struct ValidateArgs {
+    /// Runs of each case, natively and simulated (different seeds).
+    #[arg(long, default_value_t = 5)]
+    pub reps: usize,
+    /// Cost profile for the simulator (default: the calibrated host profile if present).
+    #[arg(long)]
+    pub costs: Option<PathBuf>,
+    /// Kernel profile of the simulator (see `wakesim kernels`; default: the newest).
+    #[arg(long, default_value = wakesim_model::features::NEWEST_KERNEL)]
+    pub kernel: String,
+    /// Smaller cases (loops ÷ 10) and fewer runs: a smoke test, not an accuracy figure.
+    #[arg(long)]
+    pub quick: bool,
+    /// Only the cases whose name contains this text (e.g. `pipe`, `hackbench`).
+    #[arg(long)]
+    pub only: Option<String>,
+    /// Write every figure to this JSON file, atomically.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+}
 #[derive(Args, Debug)]
 pub struct RunArgs {
     /// Machine: a preset name (see `wakesim machines`), `host`, or a machine TOML file.

@@ -6,10 +6,14 @@
 mod args;
 mod bench;
 mod compare;
+mod calibrate;
+mod fit;
 mod info;
+mod native;
 mod output;
 mod report;
 mod run;
+mod validate;
 
 use clap::Parser;
 
@@ -53,6 +57,9 @@ fn main() {
         args::Cmd::Bench(a) => bench::bench(a),
         args::Cmd::Compare(a) => compare::compare(a),
         args::Cmd::Report(a) => report::report(a),
+        args::Cmd::Native(a) => native::native(a),
+        args::Cmd::Calibrate(a) => calibrate::calibrate(a),
+        args::Cmd::Validate(a) => validate::validate(a),
     };
     if let Err(UserError(msg)) = result {
         fail(&msg);

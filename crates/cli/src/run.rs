@@ -23,6 +23,11 @@ pub fn resolve_costs(m: &Machine, file: Option<&std::path::Path>) -> Result<Cost
     let base = wakesim_costs::profile_for(&m.cost_profile).map_err(|e| UserError(format!("machine '{}': {e}", m.name)))?;
     match file {
         Some(p) => Ok(wakesim_costs::load_overrides(base, p)?),
+        // `--machine host` picks up what `wakesim calibrate` wrote to its default location.
+        None if m.name == "host" => match crate::calibrate::default_profile_path().filter(|p| p.is_file()) {
+            Some(p) => Ok(wakesim_costs::load_overrides(base, &p)?),
+            None => Ok(base),
+        },
         None => Ok(base),
     }
 }

@@ -1,7 +1,8 @@
 //! `host`: a generic VM-like default for the machine wakesim runs on.
 //!
-//! Placeholder until calibration exists: `wakesim calibrate` will measure this machine and write a
-//! costs file (via [`crate::to_toml`]) that replaces these values.
+//! The base that `wakesim calibrate` starts from: it measures this machine and writes a complete
+//! `host-calibrated` costs file (via [`crate::to_toml`]) that `--machine host` loads instead of
+//! these estimates (README, "Accuracy"). Fields calibrate does not measure keep these values.
 //!
 //! Why VM-like: the development host is a KVM/Firecracker guest whose cpuidle driver is `none`,
 //! so the idle loop runs `default_idle_call()` → HLT with TIF_POLLING_NRFLAG cleared

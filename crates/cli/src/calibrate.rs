@@ -1,0 +1,363 @@
+//! `wakesim calibrate`: measure this machine and write the `host-calibrated` cost profile.
+//!
+//! | measurement (crate `wakesim-hostbench`) | field | how |
+//! |---|---|---|
+//! | `getppid` loop | `syscall` | direct |
+//! | pipe write+read, 32 KiB vs 64 B | `copy_ps_per_byte` | direct |
+//! | unix socketpair 100 B write + read, one thread | `unix_send`, `unix_recv` | direct, minus syscalls and copies |
+//! | `taskset -c C perf bench sched pipe -T`, natively | `context_switch` | model solved to match |
+//! | the same with processes | `context_switch_mm` | model solved to match |
+//! | futex wake, target CPU idle minus target busy | idle state `exit_latency` | direct |
+//! | futex wake to an idle CPU, per distance class | `ipi_delivery.<class>` | model solved to match |
+//!
+//! Everything else keeps the built-in `host` profile's value (its source comments in
+//! `crates/costs/src/profiles/host.rs`). A measurement that cannot run (one usable CPU, pinning
+//! refused) is skipped with the reason, and its fields keep their base values.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use crate::args::CalibrateArgs;
+use crate::fit::{simulate, solve};
+use crate::UserError;
+use wakesim_costs::{CostProfile, IdleState};
+use wakesim_hostbench::sys::Interference;
+use wakesim_hostbench::{calib, sys, Summary};
+use wakesim_machine::{Dist, Machine};
+use wakesim_model::Features;
+
+/// `$XDG_CONFIG_HOME/wakesim/host-costs.toml`, else `$HOME/.config/wakesim/host-costs.toml`
+/// (XDG Base Directory spec: a relative `XDG_CONFIG_HOME` is ignored).
+pub fn default_profile_path() -> Option<PathBuf> {
+    let xdg = std::env::var_os("XDG_CONFIG_HOME").map(PathBuf::from).filter(|p| p.is_absolute());
+    let dir = xdg.or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
+    Some(dir.join("wakesim").join("host-costs.toml"))
+}
+
+/// One measured figure, or why it was skipped.
+struct Measured {
+    what: String,
+    unit: &'static str,
+    result: Result<Summary, String>,
+}
+
+fn progress(step: usize, total: usize, what: &str) {
+    eprintln!("calibrate: [{step}/{total}] {what}");
+}
+
+pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
+    let t0 = Instant::now();
+    let reps = a.reps.unwrap_or(if a.quick { 3 } else { 7 });
+    if reps == 0 {
+        return Err(UserError("--reps must be at least 1".into()));
+    }
+    let scale: u64 = if a.quick { 10 } else { 1 };
+    // Only the default location's directory is created; an explicit --out must have one.
+    let default_dir = a.out.is_none();
+    let path = match a.out {
+        Some(p) => p,
+        None => default_profile_path().ok_or_else(|| {
+            UserError("no default location for the profile: neither XDG_CONFIG_HOME nor HOME is set; use --out FILE".into())
+        })?,
+    };
+    if default_dir {
+        if let Some(d) = path.parent() {
+            std::fs::create_dir_all(d).map_err(|e| UserError(format!("cannot create {}: {e}", d.display())))?;
+        }
+    }
+    crate::output::check_writable(&path)?;
+
+    let mut other = wakesim_hostbench::sys::OtherLoad::start();
+    let machine = wakesim_machine::host()?;
+    let features = Features::for_kernel(wakesim_model::features::NEWEST_KERNEL).map_err(UserError)?;
+    let cpus = sys::allowed_cpus();
+    let pairs = distance_pairs(&machine, &cpus);
+    let total = 5 + 2 * pairs.len().max(1);
+    let mut p = wakesim_costs::profile_for("host")?;
+    p.name = "host-calibrated".into();
+    let mut notes: BTreeMap<String, String> = BTreeMap::new();
+    let mut table: Vec<Measured> = Vec::new();
+    let note = |s: &Summary, unit: &str| format!("measured median {:.1} {unit}, min {:.1}, max {:.1}, n {}", s.median, s.min, s.max, s.n);
+
+    // 1. syscall
+    progress(1, total, "null syscall (getppid) loop");
+    let s = Summary::of(&calib::syscall_ns(200_000 / scale, reps)).ok_or("no syscall figure")?;
+    p.syscall = s.median.round() as u64;
+    notes.insert("syscall".into(), note(&s, "ns"));
+    table.push(Measured { what: "syscall (getppid)".into(), unit: "ns", result: Ok(s) });
+
+    // 2. copy
+    progress(2, total, "pipe copy per byte (32 KiB vs 64 B writes)");
+    let copy = calib::copy_ps_per_byte(20_000 / scale, reps).map_err(|e| e.to_string()).and_then(|v| Summary::of(&v).ok_or("no figure".into()));
+    if let Ok(s) = &copy {
+        p.copy_ps_per_byte = s.median.round() as u64;
+        notes.insert("copy_ps_per_byte".into(), note(s, "ps/B"));
+    }
+    table.push(Measured { what: "pipe copy".into(), unit: "ps/B", result: copy });
+
+    // 3. per-message socket work: unix_send + unix_recv = pair − 2 syscalls − 2 copies, split in
+    // the base profile's ratio (the send side allocates and queues the skb, the larger part).
+    progress(3, total, "unix socket 100-byte write + read, one thread (and a pipe for comparison)");
+    let pipe_pair = summarise(calib::channel_pair_ns(false, 100, 20_000 / scale, reps));
+    let sock = summarise(calib::channel_pair_ns(true, 100, 20_000 / scale, reps));
+    if let Ok(s) = &sock {
+        let extra = (s.median - 2.0 * p.syscall as f64 - 2.0 * p.copy(100) as f64).max(0.0);
+        let base = (p.unix_send + p.unix_recv).max(1) as f64;
+        let send = (extra * p.unix_send as f64 / base).round() as u64;
+        p.unix_recv = (extra.round() as u64).saturating_sub(send);
+        p.unix_send = send;
+        let n = format!("measured: share of (socket pair {:.0} ns − 2 syscalls − 2 copies), pair {}", s.median, note(s, "ns"));
+        notes.insert("unix_send".into(), n.clone());
+        notes.insert("unix_recv".into(), n);
+    }
+    table.push(Measured { what: "pipe 100 B write+read (not fitted)".into(), unit: "ns", result: pipe_pair });
+    table.push(Measured { what: "unix socket 100 B write+read".into(), unit: "ns", result: sock });
+
+    // 4-5. context switch on one CPU: pinned pipe ping-pong, threads then processes.
+    let cpu = cpus.first().copied().unwrap_or(0);
+    let loops = 20_000 / scale;
+    let host_cpus = cpus.len().max(1) as u32;
+    for (step, threaded, field) in [(4, true, "context_switch"), (5, false, "context_switch_mm")] {
+        let mut cmd = vec!["taskset".to_string(), "-c".into(), cpu.to_string(), "perf".into(), "bench".into(), "sched".into(), "pipe".into()];
+        if threaded {
+            cmd.push("-T".into());
+        }
+        cmd.extend(["-l".to_string(), loops.to_string()]);
+        let what = format!("pipe ping-pong pinned to CPU {cpu}, {}", if threaded { "threads" } else { "processes" });
+        progress(step, total, &what);
+        let measured = pingpong(&cmd, host_cpus, reps);
+        if let Ok(s) = &measured {
+            let w = crate::native::workload(&cmd, machine.nr_cpus() as u32)?;
+            let base = if threaded { p.context_switch } else { p.context_switch_mm };
+            let set = |p: &mut CostProfile, v| if threaded { p.context_switch = v } else { p.context_switch_mm = v };
+            let mut trial = p.clone();
+            let sol = solve(base, s.median, |v| {
+                set(&mut trial, v);
+                Ok(simulate(&machine, &trial, &features, &w, 1)? * 1000.0)
+            })?;
+            set(&mut p, sol.value);
+            notes.insert(field.into(), format!("solved: model {:.0} ns/round trip = {}", sol.achieved, note(s, "ns/round trip")));
+        }
+        table.push(Measured { what, unit: "ns/rt", result: measured });
+    }
+
+    // 6.. cross-CPU wakeups per distance class, idle target then busy target.
+    let mut step = 6;
+    if pairs.is_empty() {
+        let why = format!("only one CPU usable (online and allowed: {cpus:?})");
+        progress(step, total, &format!("cross-CPU wakeups skipped: {why}"));
+        table.push(Measured { what: "cross-CPU wakeup".into(), unit: "ns", result: Err(why) });
+    }
+    let rounds = 5_000 / scale;
+    let mut exit_set = false;
+    for (dist, a, b) in pairs {
+        let class = dist_key(dist);
+        progress(step, total, &format!("futex wakeup CPU {a} -> {b} ({class}), target idle"));
+        let idle = summarise(calib::cross_cpu_wake_ns(a, b, false, rounds, reps));
+        progress(step + 1, total, &format!("futex wakeup CPU {a} -> {b} ({class}), target busy (SCHED_IDLE spinner)"));
+        let busy = summarise(calib::cross_cpu_wake_ns(a, b, true, rounds, reps));
+        step += 2;
+        if let (Ok(i), Ok(bz), false) = (&idle, &busy, exit_set) {
+            exit_set = true;
+            set_idle_exit(&mut p, (i.median - bz.median).max(0.0).round() as u64, &mut notes, &format!("idle − busy wake latency, {} − {} ns ({class})", i.median.round(), bz.median.round()));
+        }
+        if let Ok(i) = &idle {
+            let w = calib::wake_workload(a, b, 2_000);
+            let mut trial = p.clone();
+            let sol = solve(p.ipi_delivery.get(dist), i.median, |v| {
+                set_dist(&mut trial.ipi_delivery, dist, v);
+                simulate(&machine, &trial, &features, &w, 1)
+            })?;
+            if sol.slope > 0.0 {
+                set_dist(&mut p.ipi_delivery, dist, sol.value);
+                notes.insert(format!("ipi_delivery.{class}"), format!("solved: model wake latency {:.0} ns = {}", sol.achieved, note(i, "ns (idle target)")));
+            }
+        }
+        table.push(Measured { what: format!("wake {a}->{b} {class}, idle target"), unit: "ns", result: idle });
+        table.push(Measured { what: format!("wake {a}->{b} {class}, busy target"), unit: "ns", result: busy });
+    }
+    p.validate()?;
+
+    let secs = t0.elapsed().as_secs_f64();
+    let other = other.stop(cpus.len().max(1) as u32);
+    let text = header(&machine, secs, a.quick, other, &table) + &annotate(&wakesim_costs::to_toml(&p), &notes);
+    crate::output::write_atomic(&path, &text)?;
+    print_table(&table);
+    crate::outln!();
+    if let Some(x) = other.filter(|x| x.other_pct + x.steal_pct > 10.0) {
+        crate::outln!("note: while measuring, other processes used {:.0} % of the machine and the hypervisor stole {:.0} %; for a clean profile, calibrate on a quiet machine", x.other_pct, x.steal_pct);
+    }
+    crate::outln!("wrote {} ({:.1} s); `--machine host` loads it from the default location, `--costs FILE` from anywhere", path.display(), secs);
+    Ok(())
+}
+
+fn summarise(r: std::io::Result<Vec<f64>>) -> Result<Summary, String> {
+    r.map_err(|e| format!("skipped: {e}")).and_then(|v| Summary::of(&v).ok_or_else(|| "no figure".into()))
+}
+
+/// ns per round trip of a native pinned ping-pong, per repetition.
+fn pingpong(cmd: &[String], host_cpus: u32, reps: usize) -> Result<Summary, String> {
+    let w = crate::native::workload(cmd, host_cpus).map_err(|e| e.0)?;
+    let mut v = Vec::new();
+    for seed in 1..=reps as u64 {
+        let r = crate::native::run_workload(&w, 60.0, seed).map_err(|e| format!("skipped: {}", e.0))?;
+        v.push(w.reporter.metric(&r.outcome).value * 1000.0);
+    }
+    Summary::of(&v).ok_or_else(|| "no figure".into())
+}
+
+/// One usable CPU pair per distance class, nearest classes first (the first CPU paired with the
+/// first CPU at each distance).
+fn distance_pairs(m: &Machine, cpus: &[usize]) -> Vec<(Dist, usize, usize)> {
+    let mut out: Vec<(Dist, usize, usize)> = Vec::new();
+    let usable: Vec<usize> = cpus.iter().copied().filter(|&c| c < m.nr_cpus()).collect();
+    let Some(&a) = usable.first() else { return out };
+    for &b in &usable[1..] {
+        let d = m.dist(a, b);
+        if !out.iter().any(|(x, _, _)| *x == d) {
+            out.push((d, a, b));
+        }
+    }
+    out.sort_by_key(|(d, _, _)| *d as u8);
+    out
+}
+
+fn dist_key(d: Dist) -> &'static str {
+    match d {
+        Dist::Local => "local",
+        Dist::Smt => "smt",
+        Dist::Cluster => "cluster",
+        Dist::Llc => "llc",
+        Dist::CrossLlc => "cross_llc",
+        Dist::CrossNode => "cross_node",
+    }
+}
+
+fn set_dist(l: &mut wakesim_costs::LineCosts, d: Dist, v: u64) {
+    match d {
+        Dist::Local => l.local = v,
+        Dist::Smt => l.smt = v,
+        Dist::Cluster => l.cluster = v,
+        Dist::Llc => l.llc = v,
+        Dist::CrossLlc => l.cross_llc = v,
+        Dist::CrossNode => l.cross_node = v,
+    }
+}
+
+/// The idle state an idle CPU sits in between wakes of a ping-pong: the kernel's cpuidle driver
+/// `none` means `default_idle` (HLT, one non-polling state); otherwise the deepest non-polling
+/// state keeps the base table and takes the measured exit.
+fn set_idle_exit(p: &mut CostProfile, exit: u64, notes: &mut BTreeMap<String, String>, how: &str) {
+    let driver = std::fs::read_to_string("/sys/devices/system/cpu/cpuidle/current_driver").unwrap_or_default();
+    if driver.trim() == "none" || p.idle_states.len() == 1 {
+        // default_idle_call(): HLT, TIF_POLLING_NRFLAG clear; residency 2× exit as acpi_idle's
+        // latency_factor (drivers/acpi/processor_idle.c).
+        p.idle_states = vec![IdleState { name: "HLT".into(), exit_latency: exit, target_residency: 2 * exit, polling: false }];
+        notes.insert("idle_states.HLT.exit_latency".into(), format!("measured: {how}"));
+    } else if let Some(st) = p.idle_states.iter_mut().find(|s| !s.polling) {
+        st.exit_latency = exit;
+        notes.insert(format!("idle_states.{}.exit_latency", st.name), format!("measured: {how}"));
+    }
+}
+
+fn header(m: &Machine, secs: f64, quick: bool, other: Option<Interference>, table: &[Measured]) -> String {
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let mut s = format!(
+        "# Written by `wakesim calibrate{}` in {secs:.1} s on {} ({} CPUs), kernel {}.\n# Fields without a `measured`/`solved` comment keep the built-in `host` profile's value.\n",
+        if quick { " --quick" } else { "" },
+        m.description,
+        m.nr_cpus(),
+        kernel.trim()
+    );
+    if let Some(x) = other {
+        s += &format!(
+            "# While measuring, other processes used {:.0} % of the machine and the hypervisor stole {:.0} % (above ~10 %, the figures include that interference).\n",
+            x.other_pct, x.steal_pct
+        );
+    }
+    for t in table {
+        if let Err(why) = &t.result {
+            s += &format!("# {}: {why}\n", t.what);
+        }
+    }
+    s
+}
+
+/// Append each note as a comment to its key's line in the TOML `to_toml` wrote.
+fn annotate(text: &str, notes: &BTreeMap<String, String>) -> String {
+    let mut out = String::new();
+    let mut section = String::new();
+    let mut state_name = String::new();
+    for line in text.lines() {
+        let t = line.trim();
+        if t.starts_with('[') {
+            section = t.trim_matches(|c| c == '[' || c == ']').to_string();
+        }
+        let key = t.split(" = ").next().unwrap_or("");
+        if section == "idle_states" && key == "name" {
+            state_name = t.split(" = ").nth(1).unwrap_or("").trim_matches('"').to_string();
+        }
+        let full = match section.as_str() {
+            "" => key.to_string(),
+            "idle_states" => format!("idle_states.{state_name}.{key}"),
+            s => format!("{s}.{key}"),
+        };
+        out += line;
+        if let Some(n) = notes.get(&full).filter(|_| t.contains(" = ")) {
+            out += &format!("  # {n}");
+        }
+        out.push('\n');
+    }
+    out
+}
+
+fn print_table(table: &[Measured]) {
+    crate::outln!("{:<44} {:>12} {:>25} {:>8}", "measurement", "median", "min – max", "spread");
+    for t in table {
+        match &t.result {
+            Ok(s) => crate::outln!(
+                "{:<44} {:>9.1} {:<2} {:>25} {:>7.1}%",
+                t.what,
+                s.median,
+                t.unit,
+                format!("{:.1} – {:.1}", s.min, s.max),
+                s.spread_pct()
+            ),
+            Err(why) => crate::outln!("{:<44} {why}", t.what),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn annotate_puts_each_note_on_its_key_and_the_file_still_parses_to_the_same_profile() {
+        let p = wakesim_costs::profile_for("host").unwrap();
+        let mut notes = BTreeMap::new();
+        notes.insert("syscall".to_string(), "measured A".to_string());
+        notes.insert("ipi_delivery.llc".to_string(), "solved B".to_string());
+        notes.insert("idle_states.HLT.exit_latency".to_string(), "measured C".to_string());
+        let text = annotate(&wakesim_costs::to_toml(&p), &notes);
+        let line = |needle: &str| text.lines().filter(|l| l.contains(needle)).collect::<Vec<_>>();
+        assert_eq!(line("# measured A"), vec![format!("syscall = {}  # measured A", p.syscall)]);
+        assert_eq!(line("# solved B"), vec![format!("llc = {}  # solved B", p.ipi_delivery.llc)]);
+        assert_eq!(line("# measured C").len(), 1);
+        assert!(line("# measured C")[0].starts_with("exit_latency = "));
+        // The [line] table's llc is not the [ipi_delivery] one.
+        assert_eq!(text.lines().filter(|l| l.starts_with("llc = ")).count(), 3);
+        let back = wakesim_costs::from_toml_str(wakesim_costs::generic(), &text, "t.toml").unwrap();
+        assert_eq!(back, p);
+    }
+
+    #[test]
+    fn default_location_follows_xdg_config_home_then_home() {
+        // Read-only check of the rule on whatever this process has; the CLI tests set the variable.
+        let p = default_profile_path();
+        if let Some(p) = p {
+            assert!(p.ends_with("wakesim/host-costs.toml"), "{}", p.display());
+        }
+    }
+}

@@ -1,0 +1,216 @@
+//! `wakesim validate`: each case runs natively on this machine (`wakesim native`) and in the
+//! model on `--machine host` with the calibrated profile, several times each, and the medians
+//! are compared. The real tools (`perf bench`, rt-tests `hackbench`) run beside the native
+//! generators when installed.
+//!
+//! Pass rule (issue #6): predicted median within 15 % of the measured median, or, where the
+//! measured spread (half the min–max range over the median) is wider than 15 %, inside the
+//! measured min–max.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::args::ValidateArgs;
+use crate::fit::simulate;
+use crate::output::write_atomic;
+use crate::UserError;
+use serde::Serialize;
+use wakesim_hostbench::sys::{Interference, OtherLoad};
+use wakesim_hostbench::Summary;
+
+/// Tolerance of the pass rule, percent.
+pub const TARGET_PCT: f64 = 15.0;
+
+/// Reads a real tool's figure from its output.
+type Parse = fn(&str) -> Option<f64>;
+
+/// One comparison.
+struct Case {
+    name: String,
+    /// The command both sides run (`wakesim native --` / `wakesim run --`).
+    cmd: Vec<String>,
+    /// The real tool's command line and how to read its figure, if it is installed.
+    real: Option<(Vec<String>, Parse)>,
+    unit: &'static str,
+}
+
+fn words(s: &str) -> Vec<String> {
+    s.split_whitespace().map(String::from).collect()
+}
+
+/// `perf bench sched pipe`'s ` 4.617600 usecs/op` line.
+fn perf_usecs(out: &str) -> Option<f64> {
+    out.lines().find(|l| l.trim_end().ends_with("usecs/op"))?.split_whitespace().next()?.parse().ok()
+}
+
+/// rt-tests hackbench's `Time: 0.123` line.
+fn hackbench_time(out: &str) -> Option<f64> {
+    out.lines().find_map(|l| l.trim().strip_prefix("Time:"))?.trim().parse().ok()
+}
+
+/// Whether `prog` is an executable file on `$PATH`.
+fn installed(prog: &str) -> bool {
+    std::env::var_os("PATH").is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(prog).is_file()))
+}
+
+fn cases(a: &ValidateArgs, cpu: usize) -> Vec<Case> {
+    let div = if a.quick { 10 } else { 1 };
+    let pipe_loops = 50_000 / div;
+    let hb_loops = 200 / div;
+    let have_perf = installed("perf");
+    let pinned = format!("taskset -c {cpu} perf bench sched pipe -l {pipe_loops}");
+    let unpinned = format!("perf bench sched pipe -l {pipe_loops}");
+    let mut v = vec![
+        Case { name: format!("pipe, pinned to CPU {cpu}"), cmd: words(&pinned), real: (have_perf && installed("taskset")).then(|| (words(&pinned), perf_usecs as Parse)), unit: "usecs/op" },
+        Case { name: "pipe, unpinned".into(), cmd: words(&unpinned), real: have_perf.then(|| (words(&unpinned), perf_usecs as Parse)), unit: "usecs/op" },
+    ];
+    for g in [1, 2, 4] {
+        let cmd = format!("hackbench -g {g} -l {hb_loops}");
+        v.push(Case { name: format!("hackbench -g {g}"), real: installed("hackbench").then(|| (words(&cmd), hackbench_time as Parse)), cmd: words(&cmd), unit: "s" });
+    }
+    v.retain(|c| a.only.as_deref().is_none_or(|o| c.name.contains(o)));
+    v
+}
+
+#[derive(Serialize)]
+struct Row {
+    case: String,
+    command: Vec<String>,
+    unit: &'static str,
+    measured: Vec<f64>,
+    predicted: Vec<f64>,
+    real_tool: Option<Vec<f64>>,
+    real_command: Option<Vec<String>>,
+    measured_summary: Summary,
+    predicted_summary: Summary,
+    real_summary: Option<Summary>,
+    error_pct: f64,
+    pass: bool,
+    /// CPU use by other processes and the hypervisor's steal during the native runs, % of the
+    /// machine; the model assumes an otherwise idle machine with CPUs of its own.
+    interference: Option<Interference>,
+}
+
+
+#[derive(Serialize)]
+struct ValidateJson<'a> {
+    wakesim_version: &'static str,
+    machine: String,
+    cost_profile: &'a str,
+    kernel: &'a str,
+    reps: usize,
+    target_pct: f64,
+    rows: &'a [Row],
+}
+
+pub fn validate(a: ValidateArgs) -> Result<(), UserError> {
+    if a.reps == 0 {
+        return Err(UserError("--reps must be at least 1".into()));
+    }
+    if let Some(p) = &a.json {
+        crate::output::check_writable(p)?;
+    }
+    let machine = crate::run::resolve_machine("host")?;
+    let costs = crate::run::resolve_costs(&machine, a.costs.as_deref())?;
+    let features = crate::run::parse_features(&a.kernel, None)?;
+    let host_cpus = crate::native::host_cpus();
+    let cpu = wakesim_hostbench::sys::allowed_cpus().first().copied().unwrap_or(0);
+    let list = cases(&a, cpu);
+    if list.is_empty() {
+        return Err(UserError(format!("--only '{}' matches no case (pipe, hackbench)", a.only.as_deref().unwrap_or(""))));
+    }
+    if costs.name == "host" {
+        eprintln!("validate: no calibrated profile found (run `wakesim calibrate` first); predicting with the placeholder `host` profile");
+    }
+    let mut rows = Vec::new();
+    for (i, c) in list.iter().enumerate() {
+        eprintln!("validate: [{}/{}] {} ({} native + {} simulated runs{})", i + 1, list.len(), c.name, a.reps, a.reps, if c.real.is_some() { " + the real tool" } else { "" });
+        let wn = crate::native::workload(&c.cmd, host_cpus)?;
+        let ws = crate::native::workload(&c.cmd, machine.nr_cpus() as u32)?;
+        let mut measured = Vec::new();
+        let mut other = OtherLoad::start();
+        for seed in 1..=a.reps as u64 {
+            let r = crate::native::run_workload(&wn, 120.0, seed)?;
+            if r.outcome.capped {
+                return Err(UserError(format!("{}: the native run did not finish within 120 s", c.name)));
+            }
+            measured.push(wn.reporter.metric(&r.outcome).value);
+        }
+        let interference = other.stop(host_cpus);
+        let predicted = (1..=a.reps as u64).map(|seed| simulate(&machine, &costs, &features, &ws, seed)).collect::<Result<Vec<_>, _>>()?;
+        let real = c.real.as_ref().map(|(cmd, parse)| run_real(cmd, *parse, a.reps)).transpose()?;
+        let ms = Summary::of(&measured).ok_or_else(|| UserError(format!("{}: no measured figure", c.name)))?;
+        let ps = Summary::of(&predicted).ok_or_else(|| UserError(format!("{}: no predicted figure", c.name)))?;
+        let err = 100.0 * (ps.median - ms.median) / ms.median;
+        let pass = err.abs() <= TARGET_PCT || (ms.spread_pct() > TARGET_PCT && ms.contains(ps.median));
+        rows.push(Row {
+            case: c.name.clone(),
+            command: c.cmd.clone(),
+            unit: c.unit,
+            real_summary: real.as_ref().and_then(|v| Summary::of(v)),
+            real_command: c.real.as_ref().map(|(cmd, _)| cmd.clone()),
+            real_tool: real,
+            measured,
+            predicted,
+            measured_summary: ms,
+            predicted_summary: ps,
+            error_pct: err,
+            pass,
+            interference,
+        });
+    }
+    print_table(&rows, &costs.name, a.reps);
+    if let Some(path) = &a.json {
+        let doc = ValidateJson { wakesim_version: env!("CARGO_PKG_VERSION"), machine: machine.description.clone(), cost_profile: &costs.name, kernel: &a.kernel, reps: a.reps, target_pct: TARGET_PCT, rows: &rows };
+        let text = serde_json::to_string_pretty(&doc).map_err(|e| UserError(format!("cannot serialise results: {e}")))?;
+        write_atomic(path, &(text + "\n"))?;
+    }
+    Ok(())
+}
+
+/// Run the installed tool `reps` times; its figures. A run that fails or prints no figure is an
+/// error naming the tool.
+fn run_real(cmd: &[String], parse: Parse, reps: usize) -> Result<Vec<f64>, UserError> {
+    (0..reps)
+        .map(|_| {
+            let out = Command::new(&cmd[0]).args(&cmd[1..]).output().map_err(|e| UserError(format!("running {}: {e}", cmd.join(" "))))?;
+            let text = String::from_utf8_lossy(&out.stdout);
+            parse(&text).ok_or_else(|| UserError(format!("`{}` printed no figure (exit {})", cmd.join(" "), out.status)))
+        })
+        .collect()
+}
+
+fn cell(s: &Summary) -> String {
+    let p = if s.median < 1.0 { 3 } else { 2 };
+    format!("{:.p$} [{:.p$}–{:.p$}]", s.median, s.min, s.max)
+}
+
+fn print_table(rows: &[Row], profile: &str, reps: usize) {
+    crate::outln!("validate: --machine host, cost profile {profile}, {reps} runs each; median [min–max]");
+    crate::outln!();
+    crate::outln!("| case | unit | measured (native) | predicted (model) | error | pass | real tool | other load / steal |");
+    crate::outln!("|---|---|---|---|---|---|---|---|");
+    for r in rows {
+        let real = match (&r.real_summary, &r.real_command) {
+            (Some(s), Some(c)) => format!("{} (`{}`)", cell(s), Path::new(&c[0]).display()),
+            _ => "not installed".into(),
+        };
+        crate::outln!(
+            "| {} | {} | {} | {} | {:+.1} % | {} | {} | {} |",
+            r.case,
+            r.unit,
+            cell(&r.measured_summary),
+            cell(&r.predicted_summary),
+            r.error_pct,
+            if r.pass { "yes" } else { "no" },
+            real,
+            r.interference.map_or("?".into(), |x| format!("{:.0} % / {:.0} %", x.other_pct, x.steal_pct))
+        );
+    }
+    let n = rows.iter().filter(|r| r.pass).count();
+    crate::outln!();
+    crate::outln!("{n} of {} cases within {TARGET_PCT} % (or inside the measured min–max where its spread is wider)", rows.len());
+    if rows.iter().any(|r| r.interference.is_some_and(|x| x.other_pct + x.steal_pct > 10.0)) {
+        crate::outln!("note: other processes or the hypervisor took more than 10 % of the machine during some native runs; the model assumes an idle machine with CPUs of its own, so those rows measure the neighbours too");
+    }
+}

@@ -1,0 +1,304 @@
+//! The microbenchmarks of `wakesim calibrate`. Each runs for real on this kernel, is repeated,
+//! and returns one figure per repetition (for the per-operation costs, the median of short bursts
+//! within the repetition, which drops bursts a neighbour or the hypervisor interrupted); turning figures into cost-profile fields (and the
+//! pipe ping-pongs, which run as native workloads) is the CLI's `fit` step.
+//!
+//! * [`syscall_ns`]: `getppid` through `syscall(2)` in a loop — syscall entry + exit.
+//! * [`copy_ps_per_byte`]: write + read of the same pipe by one thread, 32 KiB vs 64 B: the
+//!   difference per byte is two copies (`copy_page_from_iter` in, `copy_page_to_iter` out).
+//! * [`channel_pair_ns`]: a non-blocking 100-byte write + read on a pipe or unix socketpair —
+//!   the per-message work of the channel beyond the syscall and the copy.
+//! * [`cross_cpu_wake_ns`]: two threads pinned to CPUs `a` and `b` wake each other through a
+//!   futex; each wake's latency is the wakee's clock after `futex_wait` returns minus the
+//!   waker's clock just before `futex_wake` (one `CLOCK_MONOTONIC`, synchronised across CPUs).
+//!   With `busy`, a `SCHED_IDLE` spinner on each CPU keeps it out of idle: the wake then finds a
+//!   running CPU (resched IPI, no exit from the idle state).
+
+use std::io;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+
+use crate::sys;
+use wakesim_workloads::{Metric, Op, Outcome, Reporter, TaskSpec, Workload};
+
+/// Bursts per repetition of the per-operation microbenchmarks.
+const BURSTS: u64 = 25;
+
+/// Time `n` operations as [`BURSTS`] short bursts and return the median burst's ns per
+/// operation: a burst hit by an interruption (a neighbour, the hypervisor taking the vCPU) is an
+/// outlier the median drops, so the figure is the uncontended cost the model charges.
+fn per_op_ns(n: u64, mut op: impl FnMut() -> io::Result<()>) -> io::Result<f64> {
+    let per = (n / BURSTS).max(1);
+    let mut v = Vec::with_capacity(BURSTS as usize);
+    for _ in 0..BURSTS {
+        let t0 = sys::now_ns();
+        for _ in 0..per {
+            op()?;
+        }
+        v.push((sys::now_ns() - t0) as f64 / per as f64);
+    }
+    Ok(crate::Summary::of(&v).map_or(f64::NAN, |s| s.median))
+}
+
+/// Nanoseconds per null syscall, one figure per repetition of `calls` calls.
+pub fn syscall_ns(calls: u64, reps: usize) -> Vec<f64> {
+    (0..reps)
+        .map(|_| {
+            per_op_ns(calls, || {
+                sys::null_syscall();
+                Ok(())
+            })
+            .unwrap_or(f64::NAN)
+        })
+        .collect()
+}
+
+/// Picoseconds per byte copied through a pipe (one copy: half of write + read), per repetition.
+pub fn copy_ps_per_byte(iters: u64, reps: usize) -> io::Result<Vec<f64>> {
+    const BIG: usize = 32 * 1024;
+    const SMALL: usize = 64;
+    let mut fds = [0; 2];
+    // SAFETY: valid out-array.
+    if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let mut buf = vec![1u8; BIG];
+    let mut per = |len: usize| -> io::Result<f64> {
+        per_op_ns(iters, || {
+            // SAFETY: buf is valid for `len` ≤ BIG bytes; the default 64 KiB pipe holds one write,
+            // so neither call blocks.
+            let w = unsafe { libc::write(fds[1], buf.as_ptr() as *const libc::c_void, len) };
+            let r = unsafe { libc::read(fds[0], buf.as_mut_ptr() as *mut libc::c_void, len) };
+            if w != len as isize || r != len as isize {
+                return Err(io::Error::other("short pipe write/read"));
+            }
+            Ok(())
+        })
+    };
+    let mut out = Vec::with_capacity(reps);
+    for _ in 0..reps {
+        let (small, big) = (per(SMALL)?, per(BIG)?);
+        out.push((big - small).max(0.0) * 1000.0 / (2.0 * (BIG - SMALL) as f64));
+    }
+    // SAFETY: closing our own fds.
+    unsafe {
+        libc::close(fds[0]);
+        libc::close(fds[1]);
+    }
+    Ok(out)
+}
+
+/// Nanoseconds per non-blocking `write` + `read` pair of `bytes` bytes on one thread, over a
+/// pipe or a unix stream socketpair, per repetition: two syscalls, two copies and the channel's
+/// own work (for a socket: `unix_stream_sendmsg`'s skb allocation and queueing, and
+/// `unix_stream_read_generic`'s dequeue and free). No task blocks, so no scheduler cost enters.
+pub fn channel_pair_ns(socket: bool, bytes: usize, iters: u64, reps: usize) -> io::Result<Vec<f64>> {
+    let mut fds = [0; 2];
+    // SAFETY: valid out-arrays of two ints.
+    let r = unsafe {
+        if socket {
+            libc::socketpair(libc::AF_UNIX, libc::SOCK_STREAM, 0, fds.as_mut_ptr())
+        } else {
+            libc::pipe(fds.as_mut_ptr())
+        }
+    };
+    if r != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let mut buf = vec![1u8; bytes.max(1)];
+    let mut out = Vec::with_capacity(reps);
+    let mut res = Ok(());
+    for _ in 0..reps {
+        let r = per_op_ns(iters, || {
+            // SAFETY: buf is valid for `bytes`; one small message never fills the buffer.
+            let w = unsafe { libc::write(fds[1], buf.as_ptr() as *const libc::c_void, bytes) };
+            let r = unsafe { libc::read(fds[0], buf.as_mut_ptr() as *mut libc::c_void, bytes) };
+            if w != bytes as isize || r != bytes as isize {
+                return Err(io::Error::other("short write/read"));
+            }
+            Ok(())
+        });
+        match r {
+            Ok(x) => out.push(x),
+            Err(e) => {
+                res = Err(e);
+                break;
+            }
+        }
+    }
+    // SAFETY: closing our own fds.
+    unsafe {
+        libc::close(fds[0]);
+        libc::close(fds[1]);
+    }
+    res.map(|_| out)
+}
+
+/// Mean wake-to-run latency (ns) of futex wakes between CPUs `a` and `b`, both directions, one
+/// figure per repetition of `rounds` round trips. `Err` says why it could not run (affinity
+/// refused, `SCHED_IDLE` refused).
+pub fn cross_cpu_wake_ns(a: usize, b: usize, busy: bool, rounds: u64, reps: usize) -> io::Result<Vec<f64>> {
+    cross_cpu_wake_after_ns(a, b, busy, 0, rounds, reps)
+}
+
+/// [`cross_cpu_wake_ns`] with the waker first spinning `gap_ns` on its own CPU, so the wakee's
+/// CPU has been idle at least that long when the wake comes (a hypervisor may poll a halted vCPU
+/// for a while before descheduling it: KVM's `halt_poll_ns`).
+pub fn cross_cpu_wake_after_ns(a: usize, b: usize, busy: bool, gap_ns: u64, rounds: u64, reps: usize) -> io::Result<Vec<f64>> {
+    probe(&[a, b], busy)?;
+    let flags = [AtomicU32::new(0), AtomicU32::new(0)];
+    let stamp = AtomicU64::new(0);
+    let stop = AtomicBool::new(false);
+    let mut out = Vec::with_capacity(reps);
+    std::thread::scope(|s| -> io::Result<()> {
+        let mut spinners = Vec::new();
+        if busy {
+            for cpu in [a, b] {
+                let stop = &stop;
+                spinners.push(s.spawn(move || -> io::Result<()> {
+                    sys::pin_to(&[cpu])?;
+                    sys::set_sched_idle()?;
+                    while !stop.load(Ordering::Relaxed) {
+                        std::hint::spin_loop();
+                    }
+                    Ok(())
+                }));
+            }
+        }
+        let result = (|| {
+            for _ in 0..reps {
+                let (flags, stamp) = (&flags, &stamp);
+                let peer = s.spawn(move || side(b, 1, 0, flags, stamp, gap_ns, rounds));
+                let mine = side(a, 0, 1, flags, stamp, gap_ns, rounds);
+                let theirs = peer.join().map_err(|_| io::Error::other("wake peer panicked"))?;
+                let mut all = mine?;
+                all.extend(theirs?);
+                // The mean, not the median: on a VM a halted vCPU is sometimes descheduled by the
+                // host and its wake then takes far longer; that tail is a cost of idling (what a
+                // throughput benchmark pays on average), not noise to drop.
+                out.push(all.iter().sum::<f64>() / all.len().max(1) as f64);
+            }
+            Ok(())
+        })();
+        stop.store(true, Ordering::Relaxed);
+        for sp in spinners {
+            sp.join().map_err(|_| io::Error::other("spinner panicked"))??;
+        }
+        result
+    })?;
+    Ok(out)
+}
+
+/// Check, in a scratch thread, that this process may pin a thread to each of `cpus` and, with
+/// `idle`, make it `SCHED_IDLE`: a side that failed halfway would leave its peer waiting.
+pub fn probe(cpus: &[usize], idle: bool) -> io::Result<()> {
+    std::thread::scope(|s| {
+        s.spawn(|| -> io::Result<()> {
+            for &c in cpus {
+                sys::pin_to(&[c]).map_err(|e| io::Error::new(e.kind(), format!("pinning to CPU {c}: {e}")))?;
+            }
+            if idle {
+                sys::set_sched_idle().map_err(|e| io::Error::new(e.kind(), format!("SCHED_IDLE: {e}")))?;
+            }
+            Ok(())
+        })
+        .join()
+        .map_err(|_| io::Error::other("probe thread panicked"))?
+    })
+}
+
+/// One side of the futex ping-pong: wait for `flags[me]`, note the latency, wake `flags[other]`.
+/// Side 0 starts by waking. Returns the latencies (ns) this side observed.
+fn side(cpu: usize, me: usize, other: usize, flags: &[AtomicU32; 2], stamp: &AtomicU64, gap_ns: u64, rounds: u64) -> io::Result<Vec<f64>> {
+    sys::pin_to(&[cpu])?;
+    let mut lats = Vec::with_capacity(rounds as usize);
+    let wake = || {
+        let until = sys::now_ns() + gap_ns;
+        while sys::now_ns() < until {
+            std::hint::spin_loop();
+        }
+        stamp.store(sys::now_ns(), Ordering::Release);
+        flags[other].store(1, Ordering::Release);
+        sys::futex_wake(&flags[other], 1, false);
+    };
+    let wait = || {
+        while flags[me].load(Ordering::Acquire) == 0 {
+            sys::futex_wait(&flags[me], 0, false);
+        }
+        let lat = sys::now_ns().saturating_sub(stamp.load(Ordering::Acquire));
+        flags[me].store(0, Ordering::Release);
+        lat
+    };
+    for _ in 0..rounds {
+        if me == 0 {
+            wake();
+            lats.push(wait() as f64);
+        } else {
+            lats.push(wait() as f64);
+            wake();
+        }
+    }
+    Ok(lats)
+}
+
+/// Mark before a futex wake (the waker's clock).
+pub const MARK_WAKE: u32 = 0;
+/// Mark after the futex wait returned (the wakee's clock).
+pub const MARK_WOKEN: u32 = 1;
+
+/// [`cross_cpu_wake_ns`] (idle case) in the behaviour language, for the simulator: two threads
+/// pinned to `a` and `b` waking each other `rounds` times through futexes 0 and 1.
+pub fn wake_workload(a: usize, b: usize, rounds: u64) -> Workload {
+    use wakesim_machine::CpuSet;
+    let lp = |body: Vec<Op>| {
+        let mut p = vec![Op::LoopStart { count: rounds, end: body.len() as u32 + 1 }];
+        p.extend(body);
+        p.push(Op::LoopEnd { start: 0 });
+        p
+    };
+    let first = lp(vec![Op::Mark(MARK_WAKE), Op::FutexWake { futex: 1, n: 1 }, Op::FutexWait { futex: 0 }, Op::Mark(MARK_WOKEN)]);
+    let second = lp(vec![Op::FutexWait { futex: 1 }, Op::Mark(MARK_WOKEN), Op::Mark(MARK_WAKE), Op::FutexWake { futex: 0, n: 1 }]);
+    let task = |name: &str, prog, cpu| TaskSpec { allowed: Some(CpuSet::from_cpus([cpu])), mm: 1, ..TaskSpec::new(name, prog) };
+    Workload {
+        name: "futex ping-pong".into(),
+        tasks: vec![task("waker.a", first, a), task("waker.b", second, b)],
+        channels: Vec::new(),
+        futexes: 2,
+        reporter: Box::new(WakeReporter),
+        duration: None,
+    }
+}
+
+/// Mean of (each [`MARK_WOKEN`] − the latest [`MARK_WAKE`] before it), ns.
+pub fn mean_wake_latency(out: &Outcome) -> f64 {
+    let (mut last, mut sum, mut n) = (None, 0u64, 0u64);
+    for m in &out.marks {
+        match m.mark {
+            MARK_WAKE => last = Some(m.time),
+            MARK_WOKEN => {
+                if let Some(t) = last.take() {
+                    sum += m.time - t;
+                    n += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    if n == 0 {
+        f64::NAN
+    } else {
+        sum as f64 / n as f64
+    }
+}
+
+/// Reports [`mean_wake_latency`].
+#[derive(Debug)]
+pub struct WakeReporter;
+
+impl Reporter for WakeReporter {
+    fn render(&self, out: &Outcome) -> String {
+        format!("mean wake-to-run latency: {:.0} ns\n", mean_wake_latency(out))
+    }
+    fn metric(&self, out: &Outcome) -> Metric {
+        Metric { name: "wake latency".into(), unit: "ns".into(), value: mean_wake_latency(out), higher_is_better: false }
+    }
+}

@@ -1,0 +1,55 @@
+//! The calibration microbenchmarks: they run and give sane, bounded figures (never a timing
+//! threshold); impossible ones say why.
+
+use wakesim_hostbench::{calib, sys, Summary};
+
+#[test]
+fn syscall_and_copy_figures_are_positive_finite_and_one_per_repetition() {
+    let s = calib::syscall_ns(2_000, 3);
+    assert_eq!(s.len(), 3);
+    assert!(s.iter().all(|x| *x > 0.0 && x.is_finite()), "{s:?}");
+    let c = calib::copy_ps_per_byte(200, 3).unwrap();
+    assert_eq!(c.len(), 3);
+    assert!(c.iter().all(|x| *x >= 0.0 && x.is_finite()), "{c:?}");
+    let sum = Summary::of(&s).unwrap();
+    assert!(sum.min <= sum.median && sum.median <= sum.max && sum.spread_pct().is_finite());
+}
+
+#[test]
+fn cross_cpu_wakeups_idle_and_busy_give_positive_latencies_with_two_cpus() {
+    let cpus = sys::allowed_cpus();
+    if cpus.len() < 2 {
+        return; // the CLI test covers the one-CPU path
+    }
+    for busy in [false, true] {
+        let v = calib::cross_cpu_wake_ns(cpus[0], cpus[1], busy, 200, 2).unwrap();
+        assert_eq!(v.len(), 2);
+        assert!(v.iter().all(|x| *x > 0.0 && x.is_finite()), "busy={busy}: {v:?}");
+    }
+}
+
+#[test]
+fn a_cpu_that_cannot_be_pinned_is_an_error_not_a_hang() {
+    let e = calib::cross_cpu_wake_ns(0, 1000, false, 10, 1).unwrap_err();
+    assert!(e.to_string().contains("CPU 1000"), "{e}");
+}
+
+#[test]
+fn the_wake_workload_reports_the_mean_wake_latency_from_its_marks() {
+    use wakesim_workloads::{MarkRecord, Outcome};
+    let m = |mark, time| MarkRecord { mark, task: 0, time };
+    let out = Outcome { marks: vec![m(0, 10), m(1, 30), m(0, 40), m(1, 100)], ..Outcome::default() };
+    assert_eq!(calib::mean_wake_latency(&out), 40.0);
+    let w = calib::wake_workload(0, 1, 5);
+    assert_eq!(w.tasks.len(), 2);
+    assert_eq!(w.futexes, 2);
+}
+
+#[test]
+fn pipe_and_socket_message_pairs_give_positive_figures() {
+    for socket in [false, true] {
+        let v = calib::channel_pair_ns(socket, 100, 500, 2).unwrap();
+        assert_eq!(v.len(), 2);
+        assert!(v.iter().all(|x| *x > 0.0 && x.is_finite()), "socket={socket}: {v:?}");
+    }
+}
