@@ -7,7 +7,9 @@
 use crate::exec::{Ev, Flow, Frame};
 use crate::sim::Sim;
 use crate::state::Mode;
+use crate::trace::trace_ev;
 use wakesim_machine::Arch;
+use wakesim_trace::TraceEvent;
 
 impl Sim {
     /// Governor: the deepest state whose target residency fits the predicted idle length (menu
@@ -30,6 +32,7 @@ impl Sim {
         let st = &self.c.idle_states[k];
         let polling = st.polling && self.m.arch == Arch::X86;
         let poll_limit = (k == 0 && self.c.idle_states.len() > 1 && st.exit_latency == 0).then_some(self.c.poll_limit);
+        trace_ev!(self, TraceEvent::IdleEnter { cpu: cpu as u32, state: k as u8 });
         let c = &mut self.cpus[cpu];
         c.mode = Mode::Idle;
         c.idle_state = k;
@@ -72,6 +75,8 @@ impl Sim {
                 if !(c.need_resched || irq) {
                     return Flow::Wait; // spurious
                 }
+                trace_ev!(self, TraceEvent::IdleExit { cpu: cpu as u32 });
+                let c = &self.cpus[cpu];
                 let now = self.now();
                 let observed = now - c.idle_enter;
                 let lat = self.c.idle_states[c.idle_state].exit_latency;

@@ -70,6 +70,8 @@ pub struct Sim {
     pub seed: u64,
     pub cap: Time,
     pub capped: bool,
+    /// The schedule recorder, when the run is traced ([`Sim::with_trace`]).
+    pub(crate) tracer: Option<Box<crate::trace::Tracer>>,
 }
 
 impl Sim {
@@ -294,6 +296,7 @@ impl Sim {
             seed: cfg.seed,
             cap: cfg.duration_cap,
             capped: false,
+            tracer: None,
             c: cfg.costs,
             f: cfg.features,
             m,
