@@ -15,8 +15,10 @@
 //!   end (`"ph":"f"`, `"bp":"e"`) at the start of the wakee's next run slice, sharing an `id`;
 //!   `name` says how the wakee was queued (`wakeup (wakelist)`, …). A wakeup whose wakee does not
 //!   run again within the trace draws no arrow, so every arrow has both ends.
-//! * Instant events (`"ph":"i"`, thread scope) for IPIs sent and received, polling wakes and
-//!   migrations.
+//! * Instant events (`"ph":"i"`, thread scope): `send IPI call-function` / `send IPI reschedule`
+//!   on the sender (`args.to`), `IPI call-function` / `IPI reschedule` on the receiver when it
+//!   arrives, `poll wake` on a polling idle CPU whose flags were written (`args.from`), and
+//!   `migrate` on the destination (`args.task`, `from`, `to`).
 //! * Process 2, "newidle balance", one thread per CPU: a complete event for each
 //!   `sched_balance_newidle()` call (`args.pulled`). It is a separate process so the CPU tracks
 //!   stay a flat sequence of slices.
@@ -24,7 +26,7 @@
 //! Events are written in time order (stable for equal times), each a fixed-field-order object,
 //! so the same trace always gives the same bytes.
 
-use crate::{Stamped, Trace, TraceEvent, WakeHow, NO_IDLE_STATE};
+use crate::{IpiKind, Stamped, Trace, TraceEvent, WakeHow, NO_IDLE_STATE};
 use serde::Serialize;
 use std::io::{self, Write};
 use wakesim_engine::Time;
@@ -85,7 +87,7 @@ enum Rec {
     /// A complete event whose `dur` is set when the slice closes.
     Slice { pid: u32, cpu: u32, start: Time, end: Time, what: SliceWhat },
     Flow { start: bool, cpu: u32, t: Time, id: u64, how: WakeHow },
-    Instant { cpu: u32, t: Time, name: String, args: InstantArgs },
+    Instant { cpu: u32, t: Time, name: &'static str, args: InstantArgs },
 }
 
 #[derive(Clone, Copy)]
@@ -181,7 +183,7 @@ impl<'t> Builder<'t> {
         self.recs.push(Rec::Flow { start: false, cpu: to_cpu, t: to_t, id, how });
     }
 
-    fn instant(&mut self, cpu: u32, t: Time, name: String, args: InstantArgs) {
+    fn instant(&mut self, cpu: u32, t: Time, name: &'static str, args: InstantArgs) {
         self.recs.push(Rec::Instant { cpu, t, name, args });
     }
 
@@ -211,15 +213,24 @@ impl<'t> Builder<'t> {
                 }
             }
             TraceEvent::IpiSend { cpu, to, kind } => {
-                self.instant(cpu, t, format!("send IPI {}", kind.name()), InstantArgs { to: Some(to), ..Default::default() });
+                let name = match kind {
+                    IpiKind::CallFunction => "send IPI call-function",
+                    IpiKind::Reschedule => "send IPI reschedule",
+                };
+                self.instant(cpu, t, name, InstantArgs { to: Some(to), ..Default::default() });
             }
-            TraceEvent::IpiRecv { cpu, kind } => self.instant(cpu, t, format!("IPI {}", kind.name()), InstantArgs::default()),
+            TraceEvent::IpiRecv { cpu, kind } => {
+                let name = match kind {
+                    IpiKind::CallFunction => "IPI call-function",
+                    IpiKind::Reschedule => "IPI reschedule",
+                };
+                self.instant(cpu, t, name, InstantArgs::default());
+            }
             TraceEvent::PollWake { cpu, to } => {
-                self.instant(to, t, "poll wake".into(), InstantArgs { from: Some(cpu), ..Default::default() });
+                self.instant(to, t, "poll wake", InstantArgs { from: Some(cpu), ..Default::default() });
             }
             TraceEvent::Migrate { task, from, to } => {
-                let name = format!("migrate {}", self.tr.task_names[task as usize]);
-                self.instant(to, t, name, InstantArgs { from: Some(from), to: Some(to), task: Some(task) });
+                self.instant(to, t, "migrate", InstantArgs { from: Some(from), to: Some(to), task: Some(task) });
             }
             TraceEvent::NewidleStart { cpu } => {
                 self.newidle[cpu as usize] = Some(self.recs.len());
@@ -394,7 +405,8 @@ impl Trace {
                 e
             }
             Rec::Instant { cpu, t, name, args } => {
-                let mut e = base("i", name, "irq", PID_CPUS, *cpu, *t);
+                let cat = if *name == "migrate" { "sched" } else { "ipi" };
+                let mut e = base("i", name, cat, PID_CPUS, *cpu, *t);
                 e.s = Some("t");
                 e.args = Some(Args { from: args.from, to: args.to, task: args.task, ..Default::default() });
                 e
