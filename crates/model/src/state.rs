@@ -274,7 +274,10 @@ pub struct Mutex {
 /// A futex with semaphore semantics.
 #[derive(Clone, Debug, Default)]
 pub struct Futex {
+    /// Semaphore posts (`FutexWake`) not yet consumed by a wait.
     pub pending: u64,
+    /// Set by `FutexWakeAllSync` (the byte stays in the polled pipe): waits pass.
+    pub signalled: bool,
     pub waiters: VecDeque<TaskId>,
 }
 

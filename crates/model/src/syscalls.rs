@@ -4,6 +4,7 @@
 //!
 //! Phases of `Frame::Sys`: 0 syscall entry (+ copy), 1 wake the waiter found, 2 return,
 //! 4 wake every task on the wake list, 5 execute the op (retried here after blocking),
+//! 6 wake every task on the wake list with WF_SYNC,
 //! 7 resume after a sleep, 8 spin until a called function has run (csd_lock_wait).
 
 use crate::exec::{Ev, Flow, Frame};
@@ -185,6 +186,13 @@ impl Sim {
                 self.start_ttwu(cpu, w, false);
                 Flow::Again
             }
+            6 => {
+                // __wake_up_sync_key(): every task on the wake list, each with WF_SYNC.
+                let Some(w) = self.tasks[t as usize].wake_list.pop_front() else { return Flow::Pop };
+                self.set_top(cpu, Frame::Sys { phase: 6 });
+                self.start_ttwu(cpu, w, true);
+                Flow::Again
+            }
             7 => Flow::Pop,
             8 => {
                 // Still spinning: the completion resumes this frame at phase 2.
@@ -241,6 +249,10 @@ impl Sim {
             }
             Some(Op::FutexWait { futex }) => {
                 let fx = &mut self.futexes[futex as usize];
+                if fx.signalled {
+                    self.tasks[t as usize].pc += 1;
+                    return Flow::Pop;
+                }
                 if fx.pending > 0 {
                     fx.pending -= 1;
                     self.tasks[t as usize].pc += 1;
@@ -260,6 +272,25 @@ impl Sim {
                 let task = &mut self.tasks[t as usize];
                 task.wake_list.extend(fx.waiters.drain(..k));
                 self.set_top(cpu, Frame::Sys { phase: 4 });
+                Flow::Again
+            }
+            Some(Op::FutexWakeWaiters { futex, n }) => {
+                self.tasks[t as usize].pc += 1;
+                let fx = &mut self.futexes[futex as usize];
+                let k = (n as usize).min(fx.waiters.len());
+                // Wakes beyond the current waiters are lost.
+                let task = &mut self.tasks[t as usize];
+                task.wake_list.extend(fx.waiters.drain(..k));
+                self.set_top(cpu, Frame::Sys { phase: 4 });
+                Flow::Again
+            }
+            Some(Op::FutexWakeAllSync { futex }) => {
+                self.tasks[t as usize].pc += 1;
+                let fx = &mut self.futexes[futex as usize];
+                fx.signalled = true;
+                let task = &mut self.tasks[t as usize];
+                task.wake_list.extend(fx.waiters.drain(..));
+                self.set_top(cpu, Frame::Sys { phase: 6 });
                 Flow::Again
             }
             Some(Op::Barrier { id, parties }) => {

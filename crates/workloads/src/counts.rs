@@ -97,7 +97,9 @@ fn walk(prog: &Program, mut pc: usize, end: usize, acc: &mut OpCounts, depth: us
             Op::Barrier { .. } => acc.barriers = acc.barriers.saturating_add(1),
             Op::Lock { .. } | Op::Unlock { .. } => acc.locks = acc.locks.saturating_add(1),
             Op::FutexWait { .. } => acc.futex_waits = acc.futex_waits.saturating_add(1),
-            Op::FutexWake { .. } => acc.futex_wakes = acc.futex_wakes.saturating_add(1),
+            Op::FutexWake { .. } | Op::FutexWakeWaiters { .. } | Op::FutexWakeAllSync { .. } => {
+                acc.futex_wakes = acc.futex_wakes.saturating_add(1)
+            }
             Op::Mark(_) => acc.marks = acc.marks.saturating_add(1),
             Op::Send { chan, bytes } => bump(&mut acc.sent, chan, bytes),
             Op::Recv { chan, bytes } => bump(&mut acc.received, chan, bytes),

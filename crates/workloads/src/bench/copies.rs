@@ -35,7 +35,10 @@ pub fn replicate(w: Workload, copies: u32) -> Workload {
             for op in &mut t.program {
                 match op {
                     Op::Send { chan, .. } | Op::Recv { chan, .. } => *chan += k * nch,
-                    Op::FutexWait { futex } | Op::FutexWake { futex, .. } => {
+                    Op::FutexWait { futex }
+                    | Op::FutexWake { futex, .. }
+                    | Op::FutexWakeWaiters { futex, .. }
+                    | Op::FutexWakeAllSync { futex } => {
                         *futex += k * w.futexes
                     }
                     Op::Barrier { id, .. } => *id += k * nbar,

@@ -46,6 +46,16 @@ impl Prog {
         self.op(Op::FutexWake { futex, n })
     }
 
+    /// `FUTEX_WAKE` of up to `n` current waiters; lost if none waits.
+    pub fn wake_waiters(&mut self, futex: u32, n: u32) -> &mut Self {
+        self.op(Op::FutexWakeWaiters { futex, n })
+    }
+
+    /// A write to a polled pipe: a sync wake of every waiter, and later waits pass.
+    pub fn wake_all_sync(&mut self, futex: u32) -> &mut Self {
+        self.op(Op::FutexWakeAllSync { futex })
+    }
+
     pub fn mark(&mut self, id: u32) -> &mut Self {
         self.op(Op::Mark(id))
     }

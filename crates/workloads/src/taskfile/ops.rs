@@ -4,6 +4,17 @@
 use crate::Dur;
 use wakesim_engine::Time;
 
+/// Which futex wake a `wake…` statement is (see `Op`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum WakeKind {
+    /// `wake F N`: a semaphore post (`Op::FutexWake`).
+    Post,
+    /// `wake_waiters F N`: `FUTEX_WAKE`, lost without waiters (`Op::FutexWakeWaiters`).
+    Waiters,
+    /// `wake_all_sync F`: a write to a polled pipe (`Op::FutexWakeAllSync`).
+    AllSync,
+}
+
 /// One parsed program line; names are still templates (`pipe{i}`).
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Stmt {
@@ -23,6 +34,7 @@ pub(crate) enum Stmt {
     Wake {
         futex: String,
         n: u32,
+        kind: WakeKind,
     },
     /// `loop N {` (`loop forever {` = `u64::MAX`).
     Loop(u64),
@@ -97,11 +109,19 @@ pub(crate) fn parse_stmt(line: &str) -> Result<Option<Stmt>, String> {
                 futex: name_arg(rest[0])?,
             }
         }
-        "wake" => {
+        "wake_all_sync" => {
+            nargs(1, "a futex name, e.g. 'wake_all_sync go'")?;
+            Stmt::Wake {
+                futex: name_arg(rest[0])?,
+                n: u32::MAX,
+                kind: WakeKind::AllSync,
+            }
+        }
+        "wake" | "wake_waiters" => {
             if rest.is_empty() || rest.len() > 2 {
-                return Err(
-                    "'wake' takes a futex name and an optional count, e.g. 'wake f 1'".into(),
-                );
+                return Err(format!(
+                    "'{op}' takes a futex name and an optional count, e.g. '{op} f 1'"
+                ));
             }
             let n = match rest.get(1) {
                 None => 1,
@@ -111,6 +131,7 @@ pub(crate) fn parse_stmt(line: &str) -> Result<Option<Stmt>, String> {
             Stmt::Wake {
                 futex: name_arg(rest[0])?,
                 n,
+                kind: if op == "wake" { WakeKind::Post } else { WakeKind::Waiters },
             }
         }
         "loop" => {

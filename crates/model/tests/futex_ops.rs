@@ -1,0 +1,57 @@
+//! The three futex wakes of the behaviour language: a semaphore post (`FutexWake`, kept when
+//! nobody waits), `FUTEX_WAKE` proper (`FutexWakeWaiters`, lost when nobody waits) and a write
+//! to a polled pipe (`FutexWakeAllSync`: every waiter, WF_SYNC, later waits pass).
+mod common;
+use common::*;
+use wakesim_engine::{MSEC, USEC};
+use wakesim_model::Features;
+use wakesim_workloads::{Op, TaskSpec, Workload};
+
+fn wl(tasks: Vec<TaskSpec>) -> Workload {
+    Workload { name: "futex".into(), tasks, channels: vec![], futexes: 1, reporter: Box::new(Elapsed), duration: Some(50 * MSEC) }
+}
+
+/// A waiter that starts waiting after `delay`, and a waker that wakes at once with `wake`.
+fn late_waiter(wake: Op) -> Workload {
+    wl(vec![
+        task("waiter", vec![sleep(MSEC), Op::FutexWait { futex: 0 }, Op::Exit]),
+        task("waker", vec![compute(10 * USEC), wake, Op::Exit]),
+    ])
+}
+
+#[test]
+fn a_futex_wake_with_no_waiter_is_lost_but_a_semaphore_post_is_kept() {
+    let lost = run("test-smt2", Features::default(), &late_waiter(Op::FutexWakeWaiters { futex: 0, n: 1 }), 1);
+    assert!(lost.outcome.task_exit[1].is_some(), "the waker finished");
+    assert!(lost.outcome.task_exit[0].is_none(), "the wake was lost: the waiter still waits");
+    let kept = run("test-smt2", Features::default(), &late_waiter(Op::FutexWake { futex: 0, n: 1 }), 1);
+    assert!(kept.outcome.task_exit[0].is_some_and(|t| t < 2 * MSEC), "the post was kept: the wait passed");
+}
+
+#[test]
+fn futex_wake_waiters_wakes_at_most_n_of_the_tasks_waiting_now() {
+    let mut tasks: Vec<TaskSpec> = (0..3).map(|i| task(&format!("w{i}"), vec![Op::FutexWait { futex: 0 }, Op::Exit])).collect();
+    tasks.push(task("waker", vec![sleep(MSEC), Op::FutexWakeWaiters { futex: 0, n: 2 }, sleep(MSEC), Op::FutexWakeWaiters { futex: 0, n: 5 }, Op::Exit]));
+    let r = run("test-smt2", Features::default(), &wl(tasks), 1);
+    let exits: Vec<_> = r.outcome.task_exit[..3].iter().map(|t| t.unwrap()).collect();
+    let first = exits.iter().filter(|&&t| t < 2 * MSEC).count();
+    assert_eq!(first, 2, "the first wake woke two of three: {exits:?}");
+    assert!(exits.iter().filter(|&&t| t > 2 * MSEC).count() == 1, "the second woke the last one (not 5): {exits:?}");
+    assert!(!r.outcome.capped);
+}
+
+#[test]
+fn wake_all_sync_wakes_every_waiter_with_wf_sync_and_later_waits_pass() {
+    let n = 5;
+    let mut tasks: Vec<TaskSpec> = (0..n).map(|i| task(&format!("w{i}"), vec![Op::FutexWait { futex: 0 }, Op::Exit])).collect();
+    tasks.push(task("late", vec![sleep(3 * MSEC), Op::FutexWait { futex: 0 }, Op::FutexWait { futex: 0 }, Op::Exit]));
+    tasks.push(task("waker", vec![sleep(MSEC), Op::FutexWakeAllSync { futex: 0 }, Op::Exit]));
+    let r = run("test-smt2", Features::default(), &wl(tasks), 1);
+    assert!(!r.outcome.capped, "every task finished");
+    let late = r.outcome.task_exit[n].unwrap();
+    assert!((3 * MSEC..4 * MSEC).contains(&late), "the late waiter passed without a wake: {late}");
+    // Wakeups: n sync (the broadcast), and two non-sync timer wakes (late's and the waker's sleeps).
+    assert_eq!(r.stats.wake.wakeups_sync, n as u64);
+    assert_eq!(r.stats.wake.wakeups, n as u64 + 2);
+    assert_eq!(r.stats.tasks[n].nr_wakeups, 1, "only its sleep woke the late waiter");
+}
