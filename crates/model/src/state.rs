@@ -255,6 +255,8 @@ pub struct Chan {
     /// Per-message protocol cost on the sender and on the receiver (cost profile by kind).
     pub send_cost: Time,
     pub recv_cost: Time,
+    /// Datagrams dropped because the buffer was full (`SendDgram`).
+    pub dropped: u64,
 }
 
 /// A barrier: arrivals so far in this round and the tasks waiting.

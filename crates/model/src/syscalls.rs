@@ -162,7 +162,9 @@ impl Sim {
         match phase {
             0 => {
                 let cost = match self.cur_op(t) {
-                    Some(Op::Send { chan, bytes }) => self.c.syscall + self.c.copy(bytes) + self.chans[chan as usize].send_cost,
+                    Some(Op::Send { chan, bytes }) | Some(Op::SendDgram { chan, bytes }) => {
+                        self.c.syscall + self.c.copy(bytes) + self.chans[chan as usize].send_cost
+                    }
                     Some(Op::Recv { chan, bytes }) => self.c.syscall + self.c.copy(bytes) + self.chans[chan as usize].recv_cost,
                     // A kernel thread calling smp_call_function_single() makes no syscall.
                     Some(Op::CallFunc { .. }) => self.c.call_function,
@@ -213,9 +215,16 @@ impl Sim {
     fn sys_execute(&mut self, cpu: usize, t: TaskId) -> Flow {
         let op = self.cur_op(t);
         match op {
-            Some(Op::Send { chan, bytes }) => {
+            Some(op @ (Op::Send { chan, bytes } | Op::SendDgram { chan, bytes })) => {
                 let ch = &mut self.chans[chan as usize];
                 if ch.capacity - ch.bytes.min(ch.capacity) < bytes && ch.bytes > 0 {
+                    if matches!(op, Op::SendDgram { .. }) {
+                        // Dropped at the full receive buffer; the sender goes on.
+                        ch.dropped += 1;
+                        self.wake.dgram_drops += 1;
+                        self.tasks[t as usize].pc += 1;
+                        return Flow::Pop;
+                    }
                     ch.writers.push_back(t);
                     return self.block(cpu, t, 5);
                 }

@@ -101,7 +101,7 @@ fn walk(prog: &Program, mut pc: usize, end: usize, acc: &mut OpCounts, depth: us
                 acc.futex_wakes = acc.futex_wakes.saturating_add(1)
             }
             Op::Mark(_) => acc.marks = acc.marks.saturating_add(1),
-            Op::Send { chan, bytes } => bump(&mut acc.sent, chan, bytes),
+            Op::Send { chan, bytes } | Op::SendDgram { chan, bytes } => bump(&mut acc.sent, chan, bytes),
             Op::Recv { chan, bytes } => bump(&mut acc.received, chan, bytes),
             Op::Exit => return true,
             Op::LoopEnd { .. } => return true, // only reached if malformed

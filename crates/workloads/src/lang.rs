@@ -41,6 +41,11 @@ pub enum Op {
     Compute(Dur),
     /// `write(chan, bytes)`: blocks while the channel lacks room; wakes one waiting reader.
     Send { chan: u32, bytes: u64 },
+    /// `sendto()` on a datagram socket: never blocks on the receiver. If the channel lacks room
+    /// the datagram is dropped at the receiving socket (`__udp_queue_rcv_skb()` fails:
+    /// `UDP_MIB_RCVBUFERRORS`), after the sender paid the send; else as `Send`. The sender does
+    /// not learn of the drop: the receiver's count is lower.
+    SendDgram { chan: u32, bytes: u64 },
     /// `read(chan, bytes)`: blocks until `bytes` are buffered; wakes one waiting writer.
     Recv { chan: u32, bytes: u64 },
     /// Futex wait: returns at once if the futex was signalled by `FutexWakeAllSync`, else

@@ -194,3 +194,15 @@ fn ipistorm_cpus_beyond_the_machine_are_rejected_by_the_model() {
     let e = wakesim_model::Sim::new(cfg, &w).err().expect("rejected");
     assert!(e.contains("CPU 9"), "{e}");
 }
+
+#[test]
+fn udp_stream_sends_datagrams_that_a_full_buffer_drops_and_tcp_stream_blocks() {
+    let udp = build("test-smt2", "netperf -t UDP_STREAM");
+    assert!(udp.tasks[0].program.iter().any(|o| matches!(o, Op::SendDgram { .. })));
+    assert!(!udp.tasks[0].program.iter().any(|o| matches!(o, Op::Send { .. })));
+    let tcp = build("test-smt2", "netperf -t TCP_STREAM");
+    assert!(!tcp.tasks[0].program.iter().any(|o| matches!(o, Op::SendDgram { .. })));
+    // A byte-count run blocks instead, so that the receiver's count is reached.
+    let n = build("test-smt2", "netperf -t UDP_STREAM -l -1000000");
+    assert!(!n.tasks[0].program.iter().any(|o| matches!(o, Op::SendDgram { .. })));
+}

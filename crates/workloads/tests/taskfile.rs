@@ -337,6 +337,12 @@ fn the_three_futex_wakes_parse_to_their_own_ops() {
 }
 
 #[test]
+fn sendto_is_a_datagram_send() {
+    let w = from_toml_str("[[channel]]\nname = \"c\"\nkind = \"udp\"\n[[task]]\nname = \"a\"\nprogram = [\"sendto c 512\"]\n", "t.toml").unwrap();
+    assert_eq!(w.tasks[0].program[0], Op::SendDgram { chan: 0, bytes: 512 });
+}
+
+#[test]
 fn zero_and_negative_values_are_rejected() {
     let t = |op: &str| {
         format!("futexes = 1\n[[channel]]\nname = \"c\"\n[[task]]\nname = \"t\"\nprogram = [\"{op}\"]\n")

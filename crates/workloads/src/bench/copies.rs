@@ -34,7 +34,7 @@ pub fn replicate(w: Workload, copies: u32) -> Workload {
             t.mm += k * nmm;
             for op in &mut t.program {
                 match op {
-                    Op::Send { chan, .. } | Op::Recv { chan, .. } => *chan += k * nch,
+                    Op::Send { chan, .. } | Op::SendDgram { chan, .. } | Op::Recv { chan, .. } => *chan += k * nch,
                     Op::FutexWait { futex }
                     | Op::FutexWake { futex, .. }
                     | Op::FutexWakeWaiters { futex, .. }

@@ -34,6 +34,11 @@ impl Prog {
         self.op(Op::Send { chan, bytes })
     }
 
+    /// A datagram send: dropped, not blocked, when the receiver's buffer is full.
+    pub fn send_dgram(&mut self, chan: u32, bytes: u64) -> &mut Self {
+        self.op(Op::SendDgram { chan, bytes })
+    }
+
     pub fn recv(&mut self, chan: u32, bytes: u64) -> &mut Self {
         self.op(Op::Recv { chan, bytes })
     }
@@ -44,11 +49,6 @@ impl Prog {
 
     pub fn wake(&mut self, futex: u32, n: u32) -> &mut Self {
         self.op(Op::FutexWake { futex, n })
-    }
-
-    /// `FUTEX_WAKE` of up to `n` current waiters; lost if none waits.
-    pub fn wake_waiters(&mut self, futex: u32, n: u32) -> &mut Self {
-        self.op(Op::FutexWakeWaiters { futex, n })
     }
 
     /// A write to a polled pipe: a sync wake of every waiter, and later waits pass.

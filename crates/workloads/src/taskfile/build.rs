@@ -303,6 +303,10 @@ fn compile(
                 chan: chan_op(chan, *bytes, "a send")?,
                 bytes: *bytes,
             },
+            Stmt::SendDgram { chan, bytes } => Op::SendDgram {
+                chan: chan_op(chan, *bytes, "a sendto")?,
+                bytes: *bytes,
+            },
             Stmt::Recv { chan, bytes } => Op::Recv {
                 chan: chan_op(chan, *bytes, "a recv")?,
                 bytes: *bytes,

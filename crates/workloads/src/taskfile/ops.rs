@@ -28,6 +28,11 @@ pub(crate) enum Stmt {
         chan: String,
         bytes: u64,
     },
+    /// `sendto CH BYTES`: a datagram, dropped when `CH` is full.
+    SendDgram {
+        chan: String,
+        bytes: u64,
+    },
     Wait {
         futex: String,
     },
@@ -93,12 +98,14 @@ pub(crate) fn parse_stmt(line: &str) -> Result<Option<Stmt>, String> {
                 Stmt::Sleep(d)
             }
         }
-        "send" | "recv" => {
+        "send" | "recv" | "sendto" => {
             nargs(2, "a channel and a byte count, e.g. 'send ch 100'")?;
             let bytes = positive(rest[1], "byte count")?;
             let chan = name_arg(rest[0])?;
             if op == "send" {
                 Stmt::Send { chan, bytes }
+            } else if op == "sendto" {
+                Stmt::SendDgram { chan, bytes }
             } else {
                 Stmt::Recv { chan, bytes }
             }

@@ -1,6 +1,7 @@
 //! The three futex wakes of the behaviour language: a semaphore post (`FutexWake`, kept when
 //! nobody waits), `FUTEX_WAKE` proper (`FutexWakeWaiters`, lost when nobody waits) and a write
-//! to a polled pipe (`FutexWakeAllSync`: every waiter, WF_SYNC, later waits pass).
+//! to a polled pipe (`FutexWakeAllSync`: every waiter, WF_SYNC, later waits pass); and the
+//! datagram send that drops instead of blocking (`SendDgram`).
 mod common;
 use common::*;
 use wakesim_engine::{MSEC, USEC};
@@ -54,4 +55,27 @@ fn wake_all_sync_wakes_every_waiter_with_wf_sync_and_later_waits_pass() {
     assert_eq!(r.stats.wake.wakeups_sync, n as u64);
     assert_eq!(r.stats.wake.wakeups, n as u64 + 2);
     assert_eq!(r.stats.tasks[n].nr_wakeups, 1, "only its sleep woke the late waiter");
+}
+
+#[test]
+fn a_datagram_to_a_full_buffer_is_dropped_and_the_sender_goes_on() {
+    let prog = |send: fn(u32, u64) -> Op| {
+        vec![Op::LoopStart { count: 10, end: 2 }, send(0, 60), Op::LoopEnd { start: 0 }, Op::Exit]
+    };
+    let w = |send: fn(u32, u64) -> Op| Workload {
+        name: "dgram".into(),
+        tasks: vec![task("sender", prog(send)), task("receiver", vec![sleep(MSEC), Op::Recv { chan: 0, bytes: 60 }, Op::Exit])],
+        channels: vec![wakesim_workloads::ChannelSpec { name: "c".into(), kind: wakesim_workloads::ChanKind::UdpLoopback, capacity: 100 }],
+        futexes: 0,
+        reporter: Box::new(Elapsed),
+        duration: None,
+    };
+    let dgram = run("test-smt2", Features::default(), &w(|chan, bytes| Op::SendDgram { chan, bytes }), 1);
+    // The first datagram fits (60 of 100 bytes); the nine after it find 40 bytes free.
+    assert_eq!(dgram.stats.wake.dgram_drops, 9);
+    assert!(dgram.outcome.task_exit[0].unwrap() < MSEC, "the sender never blocked");
+    assert!(!dgram.outcome.capped);
+    let stream = run("test-smt2", Features::default(), &w(|chan, bytes| Op::Send { chan, bytes }), 1);
+    assert_eq!(stream.stats.wake.dgram_drops, 0);
+    assert!(stream.outcome.task_exit[0].is_none(), "a blocking sender waits for a reader that reads once");
 }
