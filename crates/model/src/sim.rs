@@ -367,6 +367,7 @@ fn new_task(
         switched_in: 0,
         sys_wake: NO_TASK,
         sys_wake_sync: false,
+        csd_pending: 0,
         wake_list: VecDeque::new(),
         timer_next: 0,
         smt_throughput: 1.15,

@@ -102,6 +102,8 @@ pub struct Task {
     /// Task a pipe/socket syscall in progress is about to wake, and whether with WF_SYNC.
     pub sys_wake: TaskId,
     pub sys_wake_sync: bool,
+    /// Called functions this task still waits for (`csd_lock_wait()` on each).
+    pub csd_pending: u32,
     /// Tasks a futex wake, barrier release or unlock is waking, one try_to_wake_up each.
     pub wake_list: VecDeque<TaskId>,
     /// Next period boundary of the task's periodic timer (0 = not started).

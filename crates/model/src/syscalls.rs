@@ -167,7 +167,7 @@ impl Sim {
                     }
                     Some(Op::Recv { chan, bytes }) => self.c.syscall + self.c.copy(bytes) + self.chans[chan as usize].recv_cost,
                     // A kernel thread calling smp_call_function_single() makes no syscall.
-                    Some(Op::CallFunc { .. }) => self.c.call_function,
+                    Some(Op::CallFunc { .. }) | Some(Op::CallFuncAll { .. }) => self.c.call_function,
                     _ => self.c.syscall,
                 };
                 self.busy(cpu, cost, Frame::Sys { phase: 5 })
@@ -357,8 +357,26 @@ impl Sim {
                 self.q.push(at, Ev::Timer { cpu: cpu as u32, task: t });
                 self.block(cpu, t, 7)
             }
+            Some(Op::CallFuncAll { wait }) => {
+                self.tasks[t as usize].pc += 1;
+                // smp_call_function_many_cond(): queue on every other CPU, kick each, then wait
+                // for each csd in turn.
+                let n = self.nr_cpus();
+                let waiter = if wait { t } else { NO_TASK };
+                self.tasks[t as usize].csd_pending = if wait { n as u32 - 1 } else { 0 };
+                for c in (0..n).filter(|&c| c != cpu) {
+                    self.smp_call_function_single(cpu, c, waiter);
+                }
+                if wait && n > 1 {
+                    self.cpus[cpu].mode = Mode::Spin;
+                    self.set_top(cpu, Frame::Sys { phase: 8 });
+                    return Flow::Wait;
+                }
+                Flow::Pop
+            }
             Some(Op::CallFunc { cpu: target, wait }) => {
                 self.tasks[t as usize].pc += 1;
+                self.tasks[t as usize].csd_pending = u32::from(wait && target as usize != cpu);
                 self.smp_call_function_single(cpu, target as usize, if wait { t } else { NO_TASK });
                 if wait && target as usize != cpu {
                     self.cpus[cpu].mode = Mode::Spin;

@@ -195,6 +195,11 @@ impl Sim {
         if waiter != NO_TASK {
             let from = from as usize;
             wakesim_engine::invariant!(self.curr(from) == waiter, "csd waiter is not running on its CPU");
+            let left = &mut self.tasks[waiter as usize].csd_pending;
+            *left = left.saturating_sub(1);
+            if *left > 0 {
+                return; // smp_call_function(): still waiting for other CPUs
+            }
             let line = self.c.line.get(self.m.dist(cpu, from));
             self.busy(from, line, Frame::Sys { phase: 2 });
         }

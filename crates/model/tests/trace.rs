@@ -6,7 +6,7 @@ mod common;
 use common::*;
 use serde_json::Value;
 use wakesim_engine::MSEC;
-use wakesim_model::{run_with_trace, Features, Sim, Trace, TraceEvent, TraceOpts};
+use wakesim_model::{run_with_trace, Features, Trace, TraceEvent, TraceOpts};
 use wakesim_workloads::Workload;
 
 fn cmd(args: &[&str]) -> Workload {

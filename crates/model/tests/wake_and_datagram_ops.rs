@@ -1,7 +1,8 @@
 //! The three futex wakes of the behaviour language: a semaphore post (`FutexWake`, kept when
 //! nobody waits), `FUTEX_WAKE` proper (`FutexWakeWaiters`, lost when nobody waits) and a write
 //! to a polled pipe (`FutexWakeAllSync`: every waiter, WF_SYNC, later waits pass); and the
-//! datagram send that drops instead of blocking (`SendDgram`).
+//! datagram send that drops instead of blocking (`SendDgram`); and `smp_call_function()` to
+//! every other CPU (`CallFuncAll`).
 mod common;
 use common::*;
 use wakesim_engine::{MSEC, USEC};
@@ -78,4 +79,27 @@ fn a_datagram_to_a_full_buffer_is_dropped_and_the_sender_goes_on() {
     let stream = run("test-smt2", Features::default(), &w(|chan, bytes| Op::Send { chan, bytes }), 1);
     assert_eq!(stream.stats.wake.dgram_drops, 0);
     assert!(stream.outcome.task_exit[0].is_none(), "a blocking sender waits for a reader that reads once");
+}
+
+#[test]
+fn call_function_all_waits_until_every_other_cpu_has_run_it() {
+    let n = 8u64;
+    let one = |op: Op| {
+        let mut t = task("caller", vec![op, Op::Exit]);
+        t.allowed = Some(wakesim_machine::CpuSet::from_cpus([2]));
+        t.start_cpu = Some(2);
+        Workload { name: "call".into(), tasks: vec![t], channels: vec![], futexes: 0, reporter: Box::new(Elapsed), duration: None }
+    };
+    let all = run("test-smt2", Features::default(), &one(Op::CallFuncAll { wait: true }), 1);
+    let single = run("test-smt2", Features::default(), &one(Op::CallFunc { cpu: 5, wait: true }), 1);
+    let nowait = run("test-smt2", Features::default(), &one(Op::CallFuncAll { wait: false }), 1);
+    let kicks = |r: &wakesim_model::RunResult| r.stats.wake.ipis_call_function + r.stats.wake.poll_wakes;
+    // One kick per other CPU (+1: the kick that starts the task), against one for a single call.
+    assert_eq!(kicks(&all), n - 1 + 1);
+    assert_eq!(kicks(&single), 1 + 1);
+    assert_eq!(kicks(&nowait), n - 1 + 1);
+    // Waiting for seven CPUs takes longer than for one, and not waiting is quickest.
+    let end = |r: &wakesim_model::RunResult| r.outcome.task_exit[0].unwrap();
+    assert!(end(&all) > end(&single), "{} vs {}", end(&all), end(&single));
+    assert!(end(&nowait) < end(&all), "{} vs {}", end(&nowait), end(&all));
 }

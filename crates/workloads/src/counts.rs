@@ -93,7 +93,7 @@ fn walk(prog: &Program, mut pc: usize, end: usize, acc: &mut OpCounts, depth: us
         match *op {
             Op::Compute(_) => acc.computes = acc.computes.saturating_add(1),
             Op::Sleep(_) | Op::SleepUntilNext { .. } => acc.sleeps = acc.sleeps.saturating_add(1),
-            Op::CallFunc { .. } => acc.call_funcs = acc.call_funcs.saturating_add(1),
+            Op::CallFunc { .. } | Op::CallFuncAll { .. } => acc.call_funcs = acc.call_funcs.saturating_add(1),
             Op::Barrier { .. } => acc.barriers = acc.barriers.saturating_add(1),
             Op::Lock { .. } | Op::Unlock { .. } => acc.locks = acc.locks.saturating_add(1),
             Op::FutexWait { .. } => acc.futex_waits = acc.futex_waits.saturating_add(1),

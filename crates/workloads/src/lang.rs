@@ -74,6 +74,10 @@ pub enum Op {
     /// call-single queue (an IPI, or a flag write to a polling idle CPU); with `wait` the caller
     /// spins until it has run (csd_lock_wait). ipistorm is made of these.
     CallFunc { cpu: u32, wait: bool },
+    /// `smp_call_function(func, wait)`: the same on every other CPU of the machine
+    /// (`smp_call_function_many_cond()`: a csd queued on each CPU's call-single queue, each
+    /// kicked); with `wait` the caller spins until all of them have run it.
+    CallFuncAll { wait: bool },
     /// Wait at barrier `id` until `parties` tasks have arrived; the last wakes the others
     /// (non-sync, as pthread barriers and OpenMP's futex fallback do).
     Barrier { id: u32, parties: u32 },

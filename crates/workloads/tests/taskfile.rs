@@ -343,6 +343,12 @@ fn sendto_is_a_datagram_send() {
 }
 
 #[test]
+fn call_all_is_smp_call_function_to_every_other_cpu() {
+    let w = from_toml_str("[[task]]\nname = \"a\"\nprogram = [\"call all\", \"call all nowait\", \"call 3\"]\n", "t.toml").unwrap();
+    assert_eq!(w.tasks[0].program[..3], [Op::CallFuncAll { wait: true }, Op::CallFuncAll { wait: false }, Op::CallFunc { cpu: 3, wait: true }]);
+}
+
+#[test]
 fn zero_and_negative_values_are_rejected() {
     let t = |op: &str| {
         format!("futexes = 1\n[[channel]]\nname = \"c\"\n[[task]]\nname = \"t\"\nprogram = [\"{op}\"]\n")

@@ -324,6 +324,7 @@ fn compile(
             }
             Stmt::Mark(m) => Op::Mark(*m),
             Stmt::Exit => Op::Exit,
+            Stmt::Call { cpu, wait } if cpu == "all" => Op::CallFuncAll { wait: *wait },
             Stmt::Call { cpu, wait } => {
                 let c = expand(cpu, j, count, false).map_err(at)?;
                 let c: u32 = c.parse().map_err(|_| at(format!("'call' needs a CPU number, got '{c}'")))?;
