@@ -175,6 +175,16 @@ pub struct RunArgs {
     /// Also print the /proc/schedstat dump (version 15 or 16).
     #[arg(long, value_name = "VERSION")]
     pub schedstat: Option<u32>,
+    /// Write the run's schedule to FILE in Chrome JSON trace format (opens in ui.perfetto.dev):
+    /// per-CPU task and idle slices, wakeup arrows, IPIs.
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+    /// Trace only simulated milliseconds START to END (with --trace).
+    #[arg(long, value_name = "START,END", requires = "trace", allow_hyphen_values = true)]
+    pub trace_window: Option<String>,
+    /// Keep at most N trace events; recording stops there (with --trace).
+    #[arg(long, value_name = "N", requires = "trace", default_value_t = wakesim_model::TraceOpts::DEFAULT_LIMIT)]
+    pub trace_limit: usize,
     /// The benchmark's command line, after `--` (default: perf bench sched pipe -l 100000).
     #[arg(last = true)]
     pub command: Vec<String>,

@@ -47,6 +47,11 @@ pub fn check_writable(path: &Path) -> Result<(), UserError> {
 }
 
 pub fn write_atomic(path: &Path, contents: &str) -> Result<(), UserError> {
+    write_atomic_with(path, |f| f.write_all(contents.as_bytes()))
+}
+
+/// Like [`write_atomic`], for output produced by a writer function (streamed, not held in memory).
+pub fn write_atomic_with(path: &Path, write: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>) -> Result<(), UserError> {
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     if !dir.is_dir() {
         return Err(UserError(format!("cannot write {}: directory {} does not exist", path.display(), dir.display())));
@@ -55,7 +60,7 @@ pub fn write_atomic(path: &Path, contents: &str) -> Result<(), UserError> {
     let tmp = dir.join(format!(".{}.{}.tmp", name.to_string_lossy(), std::process::id()));
     let res = (|| -> std::io::Result<()> {
         let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(contents.as_bytes())?;
+        write(&mut f)?;
         f.sync_all()?;
         std::fs::rename(&tmp, path)
     })();

@@ -1,14 +1,14 @@
 //! `wakesim run`.
 
 use crate::args::RunArgs;
-use crate::output::write_atomic;
+use crate::output::{write_atomic, write_atomic_with};
 use crate::UserError;
 use serde::Serialize;
 use std::time::Instant;
 use wakesim_costs::CostProfile;
 use wakesim_engine::SEC;
 use wakesim_machine::Machine;
-use wakesim_model::{Config, Features, Sim};
+use wakesim_model::{Config, Features, Sim, TraceOpts};
 use wakesim_stats::{schedstat_text, summary_text, Stats};
 use wakesim_workloads::{Metric, Workload};
 
@@ -106,12 +106,40 @@ struct RunJson<'a> {
     engine: EngineBlock,
 }
 
+/// `--trace-window START,END` (simulated ms) and `--trace-limit N`, if `--trace` is given.
+fn trace_opts(a: &RunArgs) -> Result<Option<TraceOpts>, UserError> {
+    if a.trace.is_none() {
+        return Ok(None);
+    }
+    if a.trace_limit == 0 {
+        return Err(UserError("--trace-limit must be at least 1".into()));
+    }
+    let window = match &a.trace_window {
+        None => None,
+        Some(w) => {
+            let bad = || UserError(format!("--trace-window takes START,END in simulated milliseconds with 0 <= START < END, got '{w}'"));
+            let (s, e) = w.split_once(',').ok_or_else(bad)?;
+            let (s, e): (f64, f64) = (s.trim().parse().map_err(|_| bad())?, e.trim().parse().map_err(|_| bad())?);
+            if !(s >= 0.0 && e > s && e.is_finite()) {
+                return Err(bad());
+            }
+            let ns = |ms: f64| (ms * 1e6).round() as u64;
+            Some((ns(s), ns(e)))
+        }
+    };
+    Ok(Some(TraceOpts { window, limit: a.trace_limit }))
+}
+
 pub fn run(a: RunArgs) -> Result<(), UserError> {
     if !(a.duration > 0.0 && a.duration.is_finite()) || (a.duration * SEC as f64) < 1.0 {
         return Err(UserError(format!("--duration must be a positive number of seconds (at least 1 ns), got {}", a.duration)));
     }
     if let Some(path) = &a.json {
         // Refuse an unwritable result path before spending the simulation on it.
+        crate::output::check_writable(path)?;
+    }
+    let trace_opts = trace_opts(&a)?;
+    if let Some(path) = &a.trace {
         crate::output::check_writable(path)?;
     }
     if let Some(v) = a.schedstat {
@@ -128,10 +156,27 @@ pub fn run(a: RunArgs) -> Result<(), UserError> {
     let cap = (a.duration * SEC as f64) as u64;
     let cap = wl.duration.map_or(cap, |d| d.min(cap));
     let cfg = Config { machine: machine.clone(), costs: costs.clone(), features, seed: a.seed, duration_cap: cap };
-    let sim = Sim::new(cfg, &wl).map_err(UserError)?;
+    let mut sim = Sim::new(cfg, &wl).map_err(UserError)?;
+    if let Some(o) = trace_opts {
+        sim = sim.with_trace(o);
+    }
     let t0 = Instant::now();
-    let r = sim.run();
+    let (r, trace) = sim.run_traced();
     let wall = t0.elapsed().as_secs_f64();
+    // The trace is written before anything is printed, so `wakesim run --trace F | head` still
+    // leaves the file.
+    if let (Some(path), Some(trace)) = (&a.trace, trace) {
+        if trace.truncated {
+            eprintln!(
+                "wakesim: note: the trace stopped at its limit of {} events, at {:.3} ms simulated (--trace-limit, --trace-window)",
+                a.trace_limit,
+                trace.end as f64 / 1e6
+            );
+        } else if trace.events.is_empty() {
+            eprintln!("wakesim: note: the trace window starts after the run ended; the trace is empty");
+        }
+        write_atomic_with(path, |f| trace.write_chrome_json(f))?;
+    }
     let out = wl.reporter.render(&r.outcome);
     crate::outp!("{out}");
     if !out.ends_with('\n') {

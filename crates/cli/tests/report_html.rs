@@ -49,7 +49,21 @@ fn report_page_loads_offline_without_errors_and_draws_every_series() {
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
 
+    // compare recorded the schedule of its first run (baseline, m=1, run 0) for the timeline.
+    assert!(out.join("trace.json").is_file(), "compare writes trace.json");
+    let o = wakesim(&["report", s(&out)]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let (dom, console) = load(&out.join("report.html"), &d.join("profile0"));
+    assert_eq!(console, Vec::<String>::new(), "console messages");
+    assert_eq!(pre(&dom, "wakesim-errors"), "errors: none");
+    let summary = pre(&dom, "wakesim-summary");
+    let timeline = summary.lines().find(|l| l.starts_with("timeline: ")).unwrap_or_else(|| panic!("no timeline: {summary}"));
+    let n: usize = timeline["timeline: ".len()..].split(' ').next().unwrap().parse().unwrap();
+    // schbench -m 1 -t 2 ran on at least two CPUs in its first 20 ms.
+    assert!(n >= 2 && timeline == format!("timeline: {n} series (expected {n})"), "{timeline}");
+
     // Without a trace: the timeline panel says so.
+    std::fs::remove_file(out.join("trace.json")).unwrap();
     let o = wakesim(&["report", s(&out)]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let (dom, console) = load(&out.join("report.html"), &d.join("profile1"));

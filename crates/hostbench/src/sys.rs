@@ -89,12 +89,13 @@ pub fn futex_wait(w: &AtomicU32, val: u32, shared: bool) {
     unsafe { libc::syscall(libc::SYS_futex, w.as_ptr(), op, val, std::ptr::null::<libc::timespec>()) };
 }
 
-/// `FUTEX_WAKE` up to `n` waiters.
-pub fn futex_wake(w: &AtomicU32, n: u32, shared: bool) {
+/// `FUTEX_WAKE` up to `n` waiters; returns how many were woken.
+pub fn futex_wake(w: &AtomicU32, n: u32, shared: bool) -> u32 {
     let op = if shared { libc::FUTEX_WAKE } else { libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG };
     let n = n.min(i32::MAX as u32);
     // SAFETY: as futex_wait.
-    unsafe { libc::syscall(libc::SYS_futex, w.as_ptr(), op, n) };
+    let r = unsafe { libc::syscall(libc::SYS_futex, w.as_ptr(), op, n) };
+    r.max(0) as u32
 }
 
 /// `getppid` through `syscall(2)`, so no libc caching can skip the kernel entry.

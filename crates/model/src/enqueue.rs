@@ -205,6 +205,7 @@ impl Sim {
             let delta = self.cpus[new].cfs.min_vruntime - self.cpus[old].cfs.min_vruntime;
             self.tasks[p as usize].se.vruntime += delta;
         }
+        crate::trace::trace_ev!(self, wakesim_trace::TraceEvent::Migrate { task: p, from: old as u32, to: new as u32 });
         let d = self.m.dist(old, new);
         self.wake.migrations_by_dist[d.index()] += 1;
         let t = &mut self.tasks[p as usize];

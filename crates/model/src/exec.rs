@@ -22,7 +22,7 @@ pub enum Ev {
     /// The current step of `cpu` ends (ignored if `gen` is stale).
     Step { cpu: u32, gen: u32 },
     /// A call-function or reschedule IPI arrives at `cpu`.
-    Ipi { cpu: u32 },
+    Ipi { cpu: u32, kind: wakesim_trace::IpiKind },
     /// A store to a polling idle CPU's thread flags becomes visible there.
     PollWake { cpu: u32 },
     /// The POLL idle state's time limit expired; the governor re-selects.
@@ -230,7 +230,8 @@ impl Sim {
                 self.cpus[cpu].mode = Mode::Kernel;
                 self.resume(cpu);
             }
-            Ev::Ipi { cpu } => {
+            Ev::Ipi { cpu, kind } => {
+                crate::trace::trace_ev!(self, wakesim_trace::TraceEvent::IpiRecv { cpu, kind });
                 self.note_irq_arrival(cpu as usize);
                 self.cpus[cpu as usize].pend_ipi = true;
                 self.raise_irq(cpu as usize);

@@ -16,7 +16,9 @@ use crate::exec::{Ev, Flow, Frame};
 use crate::sim::Sim;
 use crate::state::Mode;
 use wakesim_engine::Time;
+use crate::trace::trace_ev;
 use wakesim_machine::Arch;
+use wakesim_trace::TraceEvent;
 
 impl Sim {
     /// Governor: the deepest state whose target residency fits the predicted idle length (menu
@@ -47,6 +49,7 @@ impl Sim {
         let st = &self.c.idle_states[k];
         let polling = st.polling && self.m.arch == Arch::X86;
         let poll_loop = k == 0 && self.c.idle_states.len() > 1 && st.exit_latency == 0;
+        trace_ev!(self, TraceEvent::IdleEnter { cpu: cpu as u32, state: k as u8 });
         let c = &mut self.cpus[cpu];
         c.mode = Mode::Idle;
         c.idle_state = k;
@@ -102,7 +105,9 @@ impl Sim {
                 if !(c.need_resched || irq) {
                     return Flow::Wait; // spurious
                 }
-                if !c.need_resched && self.in_poll_loop(cpu) {
+                let resched = c.need_resched;
+                trace_ev!(self, TraceEvent::IdleExit { cpu: cpu as u32 });
+                if !resched && self.in_poll_loop(cpu) {
                     // poll_idle() runs with interrupts on: the handler runs and the loop goes on.
                     let c = &mut self.cpus[cpu];
                     c.poll_exit = true;

@@ -24,6 +24,7 @@
 //! | `locks` | rq locks as FIFO spinlocks with cache-line hand-off |
 //! | `lines` | shared cache lines and short locks: owner, transfer, serialised writers |
 //! | `features` | the feature registry (features.h) |
+//! | [`trace`] | the optional schedule recorder behind `wakesim run --trace` |
 //!
 //! ## A first simulation
 //!
@@ -81,6 +82,7 @@ mod sis;
 mod sis_filter;
 pub mod state;
 mod syscalls;
+pub mod trace;
 mod ttwu;
 pub mod tunables;
 #[doc(hidden)] pub mod testkit;
@@ -88,3 +90,5 @@ pub mod tunables;
 pub use features::Features;
 pub use run::RunResult;
 pub use sim::{Config, Sim};
+pub use trace::{run_with_trace, TraceOpts};
+pub use wakesim_trace::{IpiKind, Trace, TraceEvent, WakeHow};

@@ -39,7 +39,12 @@ impl Sim {
     }
 
     /// Runs until every task has exited or the duration cap is reached.
-    pub fn run(mut self) -> RunResult {
+    pub fn run(self) -> RunResult {
+        self.run_traced().0
+    }
+
+    /// The event loop of [`Sim::run`].
+    pub(crate) fn run_loop(&mut self) {
         let n = self.nr_cpus();
         for c in 0..n {
             self.resume(c);
@@ -58,10 +63,9 @@ impl Sim {
                 self.check_invariants_light();
             }
         }
-        self.finish()
     }
 
-    fn finish(mut self) -> RunResult {
+    pub(crate) fn finish(mut self) -> RunResult {
         for s in &self.shared_runq.shards {
             self.wake.shard_lock_acquires += s.line.accesses;
             self.wake.shard_lock_contended += s.line.contended;

@@ -10,7 +10,9 @@ use crate::exec::{Flow, Frame};
 use crate::locks::LockId;
 use crate::sim::Sim;
 use crate::state::{Mode, TState, TaskId, NO_TASK};
+use crate::trace::trace_ev;
 use wakesim_engine::invariant;
+use wakesim_trace::TraceEvent;
 
 impl Sim {
     pub(crate) fn schedule_frame(prev: TaskId, preempt: bool) -> Frame {
@@ -55,12 +57,14 @@ impl Sim {
                     }
                     // pick_next_task_fair() found nothing: sched_balance_newidle().
                     self.charge(cpu, cost);
+                    trace_ev!(self, TraceEvent::NewidleStart { cpu: cpu as u32 });
                     let ni = Frame::Newidle { phase: 0, level: 0, t0: 0, tl: 0, cost_sum: 0, pulled: false };
                     return self.call(cpu, fr(2, NO_TASK), ni);
                 }
                 self.busy(cpu, cost, fr(3, NO_TASK))
             }
             2 => {
+                trace_ev!(self, TraceEvent::NewidleEnd { cpu: cpu as u32, pulled: self.cpus[cpu].cfs.nr_running() > 0 });
                 self.set_top(cpu, fr(3, NO_TASK));
                 Flow::Again
             }
@@ -178,6 +182,7 @@ impl Sim {
         let c = &mut self.cpus[cpu];
         c.curr = next;
         c.need_resched = false;
+        trace_ev!(self, TraceEvent::Switch { cpu: cpu as u32, prev, next });
         self.refresh_idle(cpu);
         if self.tasks[prev as usize].state == TState::Dead {
             self.tasks[prev as usize].stack.clear();

@@ -70,6 +70,8 @@ pub struct Sim {
     pub seed: u64,
     pub cap: Time,
     pub capped: bool,
+    /// The schedule recorder, when the run is traced ([`Sim::with_trace`]).
+    pub(crate) tracer: Option<Box<crate::trace::Tracer>>,
 }
 
 impl Sim {
@@ -296,6 +298,7 @@ impl Sim {
             seed: cfg.seed,
             cap: cfg.duration_cap,
             capped: false,
+            tracer: None,
             c: cfg.costs,
             f: cfg.features,
             m,
@@ -366,6 +369,7 @@ fn new_task(
         switched_in: 0,
         sys_wake: NO_TASK,
         sys_wake_sync: false,
+        csd_pending: 0,
         wake_list: VecDeque::new(),
         timer_next: 0,
         smt_throughput: 1.15,

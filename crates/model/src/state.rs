@@ -102,6 +102,8 @@ pub struct Task {
     /// Task a pipe/socket syscall in progress is about to wake, and whether with WF_SYNC.
     pub sys_wake: TaskId,
     pub sys_wake_sync: bool,
+    /// Called functions this task still waits for (`csd_lock_wait()` on each).
+    pub csd_pending: u32,
     /// Tasks a futex wake, barrier release or unlock is waking, one try_to_wake_up each.
     pub wake_list: VecDeque<TaskId>,
     /// Next period boundary of the task's periodic timer (0 = not started).
@@ -257,6 +259,8 @@ pub struct Chan {
     /// Per-message protocol cost on the sender and on the receiver (cost profile by kind).
     pub send_cost: Time,
     pub recv_cost: Time,
+    /// Datagrams dropped because the buffer was full (`SendDgram`).
+    pub dropped: u64,
 }
 
 /// A barrier: arrivals so far in this round and the tasks waiting.
@@ -276,7 +280,10 @@ pub struct Mutex {
 /// A futex with semaphore semantics.
 #[derive(Clone, Debug, Default)]
 pub struct Futex {
+    /// Semaphore posts (`FutexWake`) not yet consumed by a wait.
     pub pending: u64,
+    /// Set by `FutexWakeAllSync` (the byte stays in the polled pipe): waits pass.
+    pub signalled: bool,
     pub waiters: VecDeque<TaskId>,
 }
 

@@ -4,6 +4,7 @@
 //!
 //! Phases of `Frame::Sys`: 0 syscall entry (+ copy), 1 wake the waiter found, 2 return,
 //! 4 wake every task on the wake list, 5 execute the op (retried here after blocking),
+//! 6 wake every task on the wake list with WF_SYNC,
 //! 7 resume after a sleep, 8 spin until a called function has run (csd_lock_wait).
 
 use crate::exec::{Ev, Flow, Frame};
@@ -161,10 +162,12 @@ impl Sim {
         match phase {
             0 => {
                 let cost = match self.cur_op(t) {
-                    Some(Op::Send { chan, bytes }) => self.c.syscall + self.c.copy(bytes) + self.chans[chan as usize].send_cost,
+                    Some(Op::Send { chan, bytes }) | Some(Op::SendDgram { chan, bytes }) => {
+                        self.c.syscall + self.c.copy(bytes) + self.chans[chan as usize].send_cost
+                    }
                     Some(Op::Recv { chan, bytes }) => self.c.syscall + self.c.copy(bytes) + self.chans[chan as usize].recv_cost,
                     // A kernel thread calling smp_call_function_single() makes no syscall.
-                    Some(Op::CallFunc { .. }) => self.c.call_function,
+                    Some(Op::CallFunc { .. }) | Some(Op::CallFuncAll { .. }) => self.c.call_function,
                     _ => self.c.syscall,
                 };
                 self.busy(cpu, cost, Frame::Sys { phase: 5 })
@@ -183,6 +186,13 @@ impl Sim {
                 let Some(w) = self.tasks[t as usize].wake_list.pop_front() else { return Flow::Pop };
                 self.set_top(cpu, Frame::Sys { phase: 4 });
                 self.start_ttwu(cpu, w, false);
+                Flow::Again
+            }
+            6 => {
+                // __wake_up_sync_key(): every task on the wake list, each with WF_SYNC.
+                let Some(w) = self.tasks[t as usize].wake_list.pop_front() else { return Flow::Pop };
+                self.set_top(cpu, Frame::Sys { phase: 6 });
+                self.start_ttwu(cpu, w, true);
                 Flow::Again
             }
             7 => Flow::Pop,
@@ -205,9 +215,16 @@ impl Sim {
     fn sys_execute(&mut self, cpu: usize, t: TaskId) -> Flow {
         let op = self.cur_op(t);
         match op {
-            Some(Op::Send { chan, bytes }) => {
+            Some(op @ (Op::Send { chan, bytes } | Op::SendDgram { chan, bytes })) => {
                 let ch = &mut self.chans[chan as usize];
                 if ch.capacity - ch.bytes.min(ch.capacity) < bytes && ch.bytes > 0 {
+                    if matches!(op, Op::SendDgram { .. }) {
+                        // Dropped at the full receive buffer; the sender goes on.
+                        ch.dropped += 1;
+                        self.wake.dgram_drops += 1;
+                        self.tasks[t as usize].pc += 1;
+                        return Flow::Pop;
+                    }
                     ch.writers.push_back(t);
                     return self.block(cpu, t, 5);
                 }
@@ -241,6 +258,10 @@ impl Sim {
             }
             Some(Op::FutexWait { futex }) => {
                 let fx = &mut self.futexes[futex as usize];
+                if fx.signalled {
+                    self.tasks[t as usize].pc += 1;
+                    return Flow::Pop;
+                }
                 if fx.pending > 0 {
                     fx.pending -= 1;
                     self.tasks[t as usize].pc += 1;
@@ -260,6 +281,25 @@ impl Sim {
                 let task = &mut self.tasks[t as usize];
                 task.wake_list.extend(fx.waiters.drain(..k));
                 self.set_top(cpu, Frame::Sys { phase: 4 });
+                Flow::Again
+            }
+            Some(Op::FutexWakeWaiters { futex, n }) => {
+                self.tasks[t as usize].pc += 1;
+                let fx = &mut self.futexes[futex as usize];
+                let k = (n as usize).min(fx.waiters.len());
+                // Wakes beyond the current waiters are lost.
+                let task = &mut self.tasks[t as usize];
+                task.wake_list.extend(fx.waiters.drain(..k));
+                self.set_top(cpu, Frame::Sys { phase: 4 });
+                Flow::Again
+            }
+            Some(Op::FutexWakeAllSync { futex }) => {
+                self.tasks[t as usize].pc += 1;
+                let fx = &mut self.futexes[futex as usize];
+                fx.signalled = true;
+                let task = &mut self.tasks[t as usize];
+                task.wake_list.extend(fx.waiters.drain(..));
+                self.set_top(cpu, Frame::Sys { phase: 6 });
                 Flow::Again
             }
             Some(Op::Barrier { id, parties }) => {
@@ -317,8 +357,26 @@ impl Sim {
                 self.q.push(at, Ev::Timer { cpu: cpu as u32, task: t });
                 self.block(cpu, t, 7)
             }
+            Some(Op::CallFuncAll { wait }) => {
+                self.tasks[t as usize].pc += 1;
+                // smp_call_function_many_cond(): queue on every other CPU, kick each, then wait
+                // for each csd in turn.
+                let n = self.nr_cpus();
+                let waiter = if wait { t } else { NO_TASK };
+                self.tasks[t as usize].csd_pending = if wait { n as u32 - 1 } else { 0 };
+                for c in (0..n).filter(|&c| c != cpu) {
+                    self.smp_call_function_single(cpu, c, waiter);
+                }
+                if wait && n > 1 {
+                    self.cpus[cpu].mode = Mode::Spin;
+                    self.set_top(cpu, Frame::Sys { phase: 8 });
+                    return Flow::Wait;
+                }
+                Flow::Pop
+            }
             Some(Op::CallFunc { cpu: target, wait }) => {
                 self.tasks[t as usize].pc += 1;
+                self.tasks[t as usize].csd_pending = u32::from(wait && target as usize != cpu);
                 self.smp_call_function_single(cpu, target as usize, if wait { t } else { NO_TASK });
                 if wait && target as usize != cpu {
                     self.cpus[cpu].mode = Mode::Spin;

@@ -11,7 +11,9 @@ use crate::exec::{Ev, Flow, Frame};
 use crate::locks::LockId;
 use crate::sim::Sim;
 use crate::state::{Csd, Mode, TState, TaskId, NO_TASK};
+use crate::trace::trace_ev;
 use wakesim_engine::invariant;
+use wakesim_trace::{IpiKind, TraceEvent, WakeHow};
 
 // Phases of Frame::Ttwu.
 const T_START: u8 = 0;
@@ -88,6 +90,8 @@ impl Sim {
             }
             T_ACTIVATE => {
                 let t = target as usize;
+                let how = if t == cpu { WakeHow::Local } else { WakeHow::RemoteEnqueue };
+                trace_ev!(self, self.wake_event(cpu, p, t, how));
                 let migrated = std::mem::take(&mut self.tasks[p as usize].remote_wakeup);
                 self.ttwu_do_activate(cpu, t, p, migrated);
                 self.lock_release(cpu, LockId::Rq(target));
@@ -102,6 +106,7 @@ impl Sim {
                 let rq = target as usize;
                 if self.tasks[p as usize].on_rq {
                     self.wake.wakeups_queued += 1;
+                    trace_ev!(self, self.wake_event(cpu, p, rq, WakeHow::Runnable));
                     if self.tasks[p as usize].delayed {
                         self.requeue_delayed(rq, p);
                     }
@@ -151,6 +156,7 @@ impl Sim {
     fn ttwu_queue_wakelist(&mut self, this: usize, p: TaskId, target: usize, migrated: bool) {
         self.tasks[p as usize].remote_wakeup = migrated;
         self.wake.wakelist_queued += 1;
+        trace_ev!(self, self.wake_event(this, p, target, WakeHow::Wakelist));
         let c = &mut self.cpus[target];
         c.ttwu_pending = true;
         let was_empty = c.csd.is_empty();
@@ -189,6 +195,11 @@ impl Sim {
         if waiter != NO_TASK {
             let from = from as usize;
             wakesim_engine::invariant!(self.curr(from) == waiter, "csd waiter is not running on its CPU");
+            let left = &mut self.tasks[waiter as usize].csd_pending;
+            *left = left.saturating_sub(1);
+            if *left > 0 {
+                return; // smp_call_function(): still waiting for other CPUs
+            }
             let line = self.c.line.get(self.m.dist(cpu, from));
             self.busy(from, line, Frame::Sys { phase: 2 });
         }
@@ -211,7 +222,7 @@ impl Sim {
             self.poll_wake(this, target);
         } else {
             self.wake.ipis_call_function += 1;
-            self.send_ipi(this, target);
+            self.send_ipi(this, target, IpiKind::CallFunction);
         }
     }
 
@@ -219,17 +230,19 @@ impl Sim {
     fn poll_wake(&mut self, this: usize, target: usize) {
         self.cpus[target].need_resched = true;
         self.wake.poll_wakes += 1;
+        trace_ev!(self, TraceEvent::PollWake { cpu: this as u32, to: target as u32 });
         let lat = self.c.line.get(self.m.dist(this, target));
         self.charge(this, lat);
         self.q.push(self.now() + lat, Ev::PollWake { cpu: target as u32 });
     }
 
-    fn send_ipi(&mut self, this: usize, target: usize) {
+    fn send_ipi(&mut self, this: usize, target: usize, kind: IpiKind) {
+        trace_ev!(self, TraceEvent::IpiSend { cpu: this as u32, to: target as u32, kind });
         self.wake.ipis_sent += 1;
         self.charge(this, self.c.ipi_send);
         self.wake.cost_ipi_send += self.c.ipi_send;
         let at = self.now() + self.c.ipi_send + self.c.ipi_delivery.get(self.m.dist(this, target));
-        self.q.push(at, Ev::Ipi { cpu: target as u32 });
+        self.q.push(at, Ev::Ipi { cpu: target as u32, kind });
     }
 
     /// `resched_curr()`, executed by `this` for runqueue `target`.
@@ -246,7 +259,7 @@ impl Sim {
         } else {
             self.cpus[target].need_resched = true;
             self.wake.ipis_resched += 1;
-            self.send_ipi(this, target);
+            self.send_ipi(this, target, IpiKind::Reschedule);
         }
     }
 
@@ -297,6 +310,11 @@ impl Sim {
             c.wake_stamp = now / self.t.tick_nsec();
             c.wake_avg_idle = c.avg_idle / 2;
         }
+    }
+
+    /// The trace event of `cpu`'s current task waking `p` onto `target`.
+    fn wake_event(&self, cpu: usize, p: TaskId, target: usize, how: WakeHow) -> TraceEvent {
+        TraceEvent::Wakeup { cpu: cpu as u32, waker: self.curr(cpu), wakee: p, target: target as u32, how }
     }
 
     /// `ttwu_stat()`: counters on the waker's CPU.

@@ -122,7 +122,7 @@ fn s2_busy_llc_with_zero_scan_depth_enqueues_under_the_remote_lock_and_sends_a_r
     let evs = until_running(&mut s, r, 5, 400 * MSEC);
     assert_eq!(s.wake.wakeup_preemptions, b.wakeup_preemptions + 1);
     assert_eq!(s.wake.ipis_resched, b.ipis_resched + 1);
-    assert!(evs.iter().any(|e| matches!(e, Ev::Ipi { cpu: 5 })));
+    assert!(evs.iter().any(|e| matches!(e, Ev::Ipi { cpu: 5, .. })));
     assert!(s.now() - t_enq < 20 * USEC, "preempted at once, not at the next tick");
 }
 

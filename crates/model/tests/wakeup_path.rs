@@ -42,7 +42,7 @@ fn step_until_running(s: &mut Sim, i: usize, cpu: usize, limit: Time) -> Vec<Ev>
 }
 
 fn is_ipi_to(ev: &Ev, cpu: usize) -> bool {
-    matches!(ev, Ev::Ipi { cpu: c } if *c as usize == cpu)
+    matches!(ev, Ev::Ipi { cpu: c, .. } if *c as usize == cpu)
 }
 
 fn is_poll_wake_of(ev: &Ev, cpu: usize) -> bool {
@@ -297,7 +297,7 @@ fn a_call_to_an_idle_cpu_that_is_in_schedule_idle_needs_a_real_ipi() {
     s.step_until_with(5 * MSEC + 100 * USEC, |s, _, ev| {
         match ev {
             Ev::PollWake { cpu: 3 } => polls3 += 1,
-            Ev::Ipi { cpu: 3 } => ipis3 += 1,
+            Ev::Ipi { cpu: 3, .. } => ipis3 += 1,
             _ => {}
         }
         // The second call (wait = false: no waiter) is queued.

@@ -2,7 +2,9 @@
 //!
 //! Only complete events (`"ph": "X"`) are used: `tid` is the CPU, `ts`/`dur` are microseconds,
 //! `name` is the task. Every other event kind (instant events, flow arrows, metadata) is
-//! ignored. Both the object form `{"traceEvents": [...]}` and the bare array are accepted, as
+//! ignored, and so are complete events whose category says they are not a task's run
+//! (`wakesim run --trace` marks task slices `"cat": "task"` and also writes idle-state and
+//! newidle-balance slices). Both the object form `{"traceEvents": [...]}` and the bare array are accepted, as
 //! Perfetto and `chrome://tracing` accept them.
 
 use serde::Serialize;
@@ -42,6 +44,9 @@ impl Timeline {
         let mut slices = Vec::new();
         for e in events {
             if e.get("ph").and_then(Value::as_str) != Some("X") {
+                continue;
+            }
+            if e.get("cat").and_then(Value::as_str).is_some_and(|c| c != "task") {
                 continue;
             }
             let num = |k: &str| e.get(k).and_then(Value::as_f64);
@@ -86,6 +91,7 @@ mod tests {
         let t = Timeline::parse(
             r#"{"traceEvents":[
                 {"ph":"X","pid":0,"tid":1,"ts":5.5,"dur":2,"name":"b"},
+                {"ph":"X","pid":0,"tid":1,"ts":1,"dur":4,"name":"poll","cat":"idle"},
                 {"ph":"X","pid":0,"tid":0,"ts":1,"dur":3,"name":"a"},
                 {"ph":"i","pid":0,"tid":0,"ts":2,"name":"ipi"},
                 {"ph":"s","id":1,"pid":0,"tid":0,"ts":2,"name":"wakeup"},

@@ -166,6 +166,8 @@ pub struct WakeStats {
     pub tg_updates: u64,
     pub tg_contended: u64,
     pub tg_wait: u64,
+    /// Datagrams dropped at a full receive buffer (`UDP_MIB_RCVBUFERRORS`).
+    pub dgram_drops: u64,
 }
 
 /// Newly-idle balancing at one domain level (summed over CPUs).
@@ -357,6 +359,7 @@ impl WakeStats {
             tg_updates,
             tg_contended,
             tg_wait,
+            dgram_drops,
         );
         for (a, b) in self.sis_outcome.iter_mut().zip(o.sis_outcome) {
             *a += b;

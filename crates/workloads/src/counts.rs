@@ -93,13 +93,15 @@ fn walk(prog: &Program, mut pc: usize, end: usize, acc: &mut OpCounts, depth: us
         match *op {
             Op::Compute(_) => acc.computes = acc.computes.saturating_add(1),
             Op::Sleep(_) | Op::SleepUntilNext { .. } => acc.sleeps = acc.sleeps.saturating_add(1),
-            Op::CallFunc { .. } => acc.call_funcs = acc.call_funcs.saturating_add(1),
+            Op::CallFunc { .. } | Op::CallFuncAll { .. } => acc.call_funcs = acc.call_funcs.saturating_add(1),
             Op::Barrier { .. } => acc.barriers = acc.barriers.saturating_add(1),
             Op::Lock { .. } | Op::Unlock { .. } => acc.locks = acc.locks.saturating_add(1),
             Op::FutexWait { .. } => acc.futex_waits = acc.futex_waits.saturating_add(1),
-            Op::FutexWake { .. } => acc.futex_wakes = acc.futex_wakes.saturating_add(1),
+            Op::FutexWake { .. } | Op::FutexWakeWaiters { .. } | Op::FutexWakeAllSync { .. } => {
+                acc.futex_wakes = acc.futex_wakes.saturating_add(1)
+            }
             Op::Mark(_) => acc.marks = acc.marks.saturating_add(1),
-            Op::Send { chan, bytes } => bump(&mut acc.sent, chan, bytes),
+            Op::Send { chan, bytes } | Op::SendDgram { chan, bytes } => bump(&mut acc.sent, chan, bytes),
             Op::Recv { chan, bytes } => bump(&mut acc.received, chan, bytes),
             Op::Exit => return true,
             Op::LoopEnd { .. } => return true, // only reached if malformed

@@ -41,12 +41,27 @@ pub enum Op {
     Compute(Dur),
     /// `write(chan, bytes)`: blocks while the channel lacks room; wakes one waiting reader.
     Send { chan: u32, bytes: u64 },
+    /// `sendto()` on a datagram socket: never blocks on the receiver. If the channel lacks room
+    /// the datagram is dropped at the receiving socket (`__udp_queue_rcv_skb()` fails:
+    /// `UDP_MIB_RCVBUFERRORS`), after the sender paid the send; else as `Send`. The sender does
+    /// not learn of the drop: the receiver's count is lower.
+    SendDgram { chan: u32, bytes: u64 },
     /// `read(chan, bytes)`: blocks until `bytes` are buffered; wakes one waiting writer.
     Recv { chan: u32, bytes: u64 },
-    /// Futex wait with semaphore semantics: consumes a pending wake if there is one, else blocks.
+    /// Futex wait: returns at once if the futex was signalled by `FutexWakeAllSync`, else
+    /// consumes a pending `FutexWake` if there is one, else blocks.
     FutexWait { futex: u32 },
-    /// Wakes up to `n` waiters (non-sync wakeup); with no waiter, leaves a pending wake.
+    /// Wakes up to `n` waiters (non-sync wakeup); with no waiter, leaves a pending wake
+    /// (a semaphore post: `sem_post`, and the approximation used where a wait may come late).
     FutexWake { futex: u32, n: u32 },
+    /// `FUTEX_WAKE` proper: wakes up to `n` tasks waiting now (non-sync); a wake that finds no
+    /// waiter is lost, as the kernel's is (`futex_wake()` only walks the hash bucket's queue).
+    FutexWakeWaiters { futex: u32, n: u32 },
+    /// A write to a pipe that tasks `poll()` on: every current waiter is woken with WF_SYNC
+    /// (`pipe_write()` → `wake_up_interruptible_sync_poll()`, and poll waiters are
+    /// non-exclusive, so all of them), and the futex stays signalled — the byte stays in the
+    /// pipe — so every later `FutexWait` on it returns at once. hackbench's start signal.
+    FutexWakeAllSync { futex: u32 },
     /// Sleep for a duration (hrtimer wakeup on the CPU that armed it).
     Sleep(Dur),
     /// Start of a loop running `count` times; `end` is the index of the matching `LoopEnd`.
@@ -59,6 +74,10 @@ pub enum Op {
     /// call-single queue (an IPI, or a flag write to a polling idle CPU); with `wait` the caller
     /// spins until it has run (csd_lock_wait). ipistorm is made of these.
     CallFunc { cpu: u32, wait: bool },
+    /// `smp_call_function(func, wait)`: the same on every other CPU of the machine
+    /// (`smp_call_function_many_cond()`: a csd queued on each CPU's call-single queue, each
+    /// kicked); with `wait` the caller spins until all of them have run it.
+    CallFuncAll { wait: bool },
     /// Wait at barrier `id` until `parties` tasks have arrived; the last wakes the others
     /// (non-sync, as pthread barriers and OpenMP's futex fallback do).
     Barrier { id: u32, parties: u32 },

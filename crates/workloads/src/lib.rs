@@ -3,7 +3,7 @@
 //! A workload is a set of tasks, each running a small [`Program`] in the behaviour language
 //! ([`Op`]), plus the channels and futexes they share. The model interprets the programs: every
 //! `Send`/`Recv` is a syscall with pipe or socket semantics (blocking, sync wakeups), every
-//! `FutexWake` a non-sync wakeup, every `Sleep` a timer wakeup.
+//! futex wake a non-sync wakeup (`FutexWakeAllSync` a sync one), every `Sleep` a timer wakeup.
 //!
 //! Workloads come from three places:
 //! * built-in benchmarks, built from the benchmark's own command line

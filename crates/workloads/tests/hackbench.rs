@@ -52,6 +52,9 @@ fn graph_is_40_tasks_per_group_and_fds_squared_times_loops_messages() {
         assert_eq!(c.received[data], c.sent[data]);
         assert_eq!(c.futex_wakes, 1 + if cmd.contains("-T") || cmd.contains(" -t") { u64::from(2 * g * f) } else { 0 }, "{cmd}");
         assert_eq!(c.marks, 2);
+        // The start is one write to the polled wakefd: a sync wake of every child.
+        let starts: Vec<_> = w.tasks[0].program.iter().filter(|o| matches!(o, Op::FutexWakeAllSync { .. })).collect();
+        assert_eq!(starts, vec![&Op::FutexWakeAllSync { futex: 0 }], "{cmd}");
     }
 }
 

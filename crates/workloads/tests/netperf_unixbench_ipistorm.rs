@@ -176,7 +176,7 @@ fn ipistorm_pins_one_kthread_per_cpu_and_targets_cpu_plus_offset_mod_n() {
     // The target idles between calls: each call is an IPI or a polling-flag kick.
     assert!(r.stats.wake.ipis_call_function + r.stats.wake.poll_wakes >= 900, "{:?}", (r.stats.wake.ipis_call_function, r.stats.wake.poll_wakes));
 
-    for (cmd, word) in [("ipistorm single=0", "single=0"), ("ipistorm single=1 numipi=x", "numipi"), ("ipistorm single=1 cpulist=3-1", "cpulist"), ("ipistorm single=1 bogus=1", "bogus"), ("ipistorm single=1 wait", "wait")] {
+    for (cmd, word) in [("ipistorm single=1 numipi=x", "numipi"), ("ipistorm single=1 cpulist=3-1", "cpulist"), ("ipistorm single=1 bogus=1", "bogus"), ("ipistorm single=1 wait", "wait")] {
         let e = err("test-smt2", cmd);
         assert!(e.contains(word), "{cmd}: {e}");
     }
@@ -193,4 +193,28 @@ fn ipistorm_cpus_beyond_the_machine_are_rejected_by_the_model() {
     let cfg = wakesim_model::Config { machine: m, costs, features: Default::default(), seed: 1, duration_cap: 1_000_000_000 };
     let e = wakesim_model::Sim::new(cfg, &w).err().expect("rejected");
     assert!(e.contains("CPU 9"), "{e}");
+}
+
+#[test]
+fn udp_stream_sends_datagrams_that_a_full_buffer_drops_and_tcp_stream_blocks() {
+    let udp = build("test-smt2", "netperf -t UDP_STREAM");
+    assert!(udp.tasks[0].program.iter().any(|o| matches!(o, Op::SendDgram { .. })));
+    assert!(!udp.tasks[0].program.iter().any(|o| matches!(o, Op::Send { .. })));
+    let tcp = build("test-smt2", "netperf -t TCP_STREAM");
+    assert!(!tcp.tasks[0].program.iter().any(|o| matches!(o, Op::SendDgram { .. })));
+    // A byte-count run blocks instead, so that the receiver's count is reached.
+    let n = build("test-smt2", "netperf -t UDP_STREAM -l -1000000");
+    assert!(!n.tasks[0].program.iter().any(|o| matches!(o, Op::SendDgram { .. })));
+}
+
+#[test]
+fn ipistorm_single_0_calls_every_other_cpu_and_counts_each_ipi() {
+    let (w, r, out) = run_cmd("test-smt2", "ipistorm numipi=50 single=0 cpulist=1 wait=1", 10.0);
+    assert!(w.tasks[0].program.contains(&Op::CallFuncAll { wait: true }));
+    assert!(!r.outcome.capped);
+    assert!(out.starts_with("ipistorm: 1 -> all\n"), "{out}");
+    // 50 calls, each to the 7 other CPUs of the 8-CPU machine.
+    assert!(out.contains("(350 IPIs)"), "{out}");
+    let w = &r.stats.wake;
+    assert!((350..=352).contains(&(w.ipis_call_function + w.poll_wakes)), "{} + {}", w.ipis_call_function, w.poll_wakes);
 }

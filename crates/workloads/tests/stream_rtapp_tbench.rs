@@ -140,6 +140,22 @@ fn tbench_graph_replays_the_loadfile_between_client_and_server_pairs() {
 }
 
 #[test]
+fn tbench_without_t_runs_wakesims_short_default_and_says_so() {
+    let w = build("test-smt2", "tbench 2");
+    assert_eq!(w.duration, Some((tbench::DEFAULT_TIMELIMIT + 1) * 1_000_000_000 + 10_000_000), "5 s + 5/5 s warmup");
+    let (_, _, out) = run_cmd("test-smt2", "tbench 1", 100.0);
+    let first = out.lines().next().unwrap();
+    assert!(first.starts_with("# wakesim: no -t given: 5 simulated seconds (+1 s warmup) instead of dbench's 600 (+120 s)"), "{first}");
+    assert!(out.contains("Running for 5 seconds with load") && out.contains("cleanup   5 sec"), "{out}");
+    assert!(out.lines().last().unwrap().starts_with("Throughput "), "the short run reaches its result");
+    // The real default is still there for the asking, and then nothing is said.
+    let real = build("test-smt2", "tbench -t 600 2");
+    assert_eq!(real.duration, Some(720 * 1_000_000_000 + 10_000_000));
+    let r = run("test-smt2", &real, 0.01);
+    assert!(!real.reporter.render(&r.outcome).contains("# wakesim: no -t"));
+}
+
+#[test]
 fn tbench_capped_in_warmup_says_so() {
     let w = build("test-smt2", "tbench -t 10 --warmup 5 1");
     let r = run("test-smt2", &w, 1.5);

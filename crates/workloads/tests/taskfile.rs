@@ -315,6 +315,40 @@ fn unbalanced_loops_are_reported_where_they_open_or_close() {
 }
 
 #[test]
+fn the_three_futex_wakes_parse_to_their_own_ops() {
+    let w = from_toml_str(
+        "futexes = [\"f\"]\n[[task]]\nname = \"a\"\nprogram = [\"wake f 2\", \"wake_waiters f 3\", \"wake_waiters f\", \"wake_all_sync f\"]\n",
+        "t.toml",
+    )
+    .unwrap();
+    assert_eq!(
+        w.tasks[0].program[..4],
+        [
+            Op::FutexWake { futex: 0, n: 2 },
+            Op::FutexWakeWaiters { futex: 0, n: 3 },
+            Op::FutexWakeWaiters { futex: 0, n: 1 },
+            Op::FutexWakeAllSync { futex: 0 },
+        ]
+    );
+    let t = |op: &str| format!("futexes = 1\n[[task]]\nname = \"t\"\nprogram = [\"{op}\"]\n");
+    assert_err(&t("wake_all_sync 0 2"), 4, "wake_all_sync");
+    assert_err(&t("wake_waiters 0 0"), 4, "wake count must be positive");
+    assert_err(&t("wake_waiters"), 4, "wake_waiters");
+}
+
+#[test]
+fn sendto_is_a_datagram_send() {
+    let w = from_toml_str("[[channel]]\nname = \"c\"\nkind = \"udp\"\n[[task]]\nname = \"a\"\nprogram = [\"sendto c 512\"]\n", "t.toml").unwrap();
+    assert_eq!(w.tasks[0].program[0], Op::SendDgram { chan: 0, bytes: 512 });
+}
+
+#[test]
+fn call_all_is_smp_call_function_to_every_other_cpu() {
+    let w = from_toml_str("[[task]]\nname = \"a\"\nprogram = [\"call all\", \"call all nowait\", \"call 3\"]\n", "t.toml").unwrap();
+    assert_eq!(w.tasks[0].program[..3], [Op::CallFuncAll { wait: true }, Op::CallFuncAll { wait: false }, Op::CallFunc { cpu: 3, wait: true }]);
+}
+
+#[test]
 fn zero_and_negative_values_are_rejected() {
     let t = |op: &str| {
         format!("futexes = 1\n[[channel]]\nname = \"c\"\n[[task]]\nname = \"t\"\nprogram = [\"{op}\"]\n")

@@ -15,7 +15,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use wakesim_costs::CostProfile;
 use wakesim_machine::Machine;
-use wakesim_model::{Config, Features, Sim};
+use std::path::Path;
+use wakesim_engine::MSEC;
+use wakesim_model::{run_with_trace, Config, Features, Sim, TraceOpts};
 use wakesim_report::{RunRecord, CDF_PERCENTILES};
 
 /// What every run shares.
@@ -53,6 +55,20 @@ pub fn run_one(s: &Setup, r: &RunSpec) -> Result<RunRecord, UserError> {
         store.save(s.exp, r, &f)?;
     }
     Ok(record)
+}
+
+/// How much of one run the report's timeline shows: its first 20 simulated ms (enough for
+/// thousands of wakeups on any preset), at most 200 000 events (~20 MB of JSON).
+const TRACE_OPTS: TraceOpts = TraceOpts { window: Some((0, 20 * MSEC)), limit: 200_000 };
+
+/// Writes the schedule of `r` (the plan's first run: baseline, first sweep point, run 0) to
+/// `path` as Chrome trace events, atomically, for the report's per-CPU timeline.
+pub fn record_trace(s: &Setup, r: &RunSpec, path: &Path) -> Result<(), UserError> {
+    let wl = workload_from_command(&r.command, &s.machine)?;
+    let cap = duration_cap(s.exp.duration, &wl)?;
+    let cfg = Config { machine: s.machine.clone(), costs: s.costs.clone(), features: s.features[r.variant], seed: r.seed, duration_cap: cap.min(TRACE_OPTS.window.map_or(cap, |w| w.1)) };
+    let (_, trace) = run_with_trace(cfg, &wl, TRACE_OPTS).map_err(UserError)?;
+    crate::output::write_atomic_with(path, |f| trace.write_chrome_json(std::io::BufWriter::new(f)))
 }
 
 /// Runs `todo` (plan entries) on `jobs` threads; fills `slots[index]`. The first error in plan

@@ -16,7 +16,6 @@ use crate::args::CompareArgs;
 use crate::run::{parse_features, resolve_costs, resolve_machine, workload_from_command};
 use crate::UserError;
 use plan::{Experiment, RunSpec};
-use std::path::Path;
 use store::Store;
 use wakesim_report::{breakdown, mmtests, normalized, percentiles, schedstat_diff, Grid, RunRecord};
 
@@ -43,13 +42,6 @@ fn full_spec(exp: &Experiment, v: usize) -> String {
         (_, true) => exp.variants[v].spec.clone(),
         _ => format!("{base},{}", exp.variants[v].spec),
     }
-}
-
-/// Writes the schedule of `spec` (baseline, first sweep point, run 0) to `path` as Chrome trace
-/// events, for the report's timeline. Returns whether a trace was written.
-pub fn record_trace(_spec: &RunSpec, _path: &Path) -> Result<bool, UserError> {
-    // trace recorder not wired yet: the integrator connects `wakesim run --trace` here.
-    Ok(false)
 }
 
 /// The comparison grid from the plan's records (`slots[plan index]`, all present).
@@ -130,12 +122,14 @@ pub fn compare(a: CompareArgs) -> Result<(), UserError> {
         if done > 0 {
             eprintln!("wakesim: resuming {}: {done} of {} runs already done", s.dir.display(), plan.len());
         }
-        let trace = s.dir.join("trace.json");
-        if !trace.exists() {
-            record_trace(&plan[0], &trace)?;
-        }
     }
     let setup = exec::Setup { exp: &exp, machine, costs, features, store: store.as_ref() };
+    if let Some(s) = &store {
+        let trace = s.dir.join("trace.json");
+        if !trace.exists() {
+            exec::record_trace(&setup, &plan[0], &trace)?;
+        }
+    }
     exec::run_all(&setup, &todo, jobs, &mut slots)?;
     let g = grid(&exp, &plan, slots);
     if let Some(s) = &store {

@@ -81,6 +81,24 @@ pub fn send(fd: RawFd, buf: &[u8]) -> io::Result<()> {
     Ok(())
 }
 
+/// One datagram, dropped when the receive buffer is full (`sendto` with `MSG_DONTWAIT` getting
+/// `EAGAIN`), as UDP does; returns whether it was sent.
+pub fn send_dgram(fd: RawFd, buf: &[u8]) -> io::Result<bool> {
+    loop {
+        // SAFETY: the slice is valid for its length.
+        let n = unsafe { libc::send(fd, buf.as_ptr() as *const libc::c_void, buf.len(), libc::MSG_DONTWAIT) };
+        if n >= 0 {
+            return Ok(true);
+        }
+        let e = io::Error::last_os_error();
+        match e.kind() {
+            io::ErrorKind::Interrupted => continue,
+            io::ErrorKind::WouldBlock => return Ok(false),
+            _ => return Err(e),
+        }
+    }
+}
+
 /// Read exactly `buf.len()` bytes; end of file is an error.
 pub fn recv(fd: RawFd, buf: &mut [u8]) -> io::Result<()> {
     let mut off = 0;

@@ -65,7 +65,7 @@ fn exec(prog: &[Op], cx: &Ctx) -> Result<(), String> {
     let biggest = prog
         .iter()
         .map(|op| match *op {
-            Op::Send { bytes, .. } | Op::Recv { bytes, .. } => bytes as usize,
+            Op::Send { bytes, .. } | Op::SendDgram { bytes, .. } | Op::Recv { bytes, .. } => bytes as usize,
             _ => 0,
         })
         .max()
@@ -84,11 +84,29 @@ fn exec(prog: &[Op], cx: &Ctx) -> Result<(), String> {
                 .map_err(|e| format!("write to channel {chan}: {e}"))?,
             Op::Recv { chan, bytes } => chan::recv(cx.fds[chan as usize].rx, &mut buf[..bytes as usize])
                 .map_err(|e| format!("read from channel {chan}: {e}"))?,
+            Op::SendDgram { chan, bytes } => {
+                chan::send_dgram(cx.fds[chan as usize].tx, &buf[..bytes as usize]).map_err(|e| format!("send to channel {chan}: {e}"))?;
+            }
             Op::FutexWait { futex } => sem_wait(cx.shm.futex(futex), cx.shared),
             Op::FutexWake { futex, n } => {
                 let w = cx.shm.futex(futex);
                 w.fetch_add(n, Ordering::Release); // semaphore: wakes beyond the waiters stay pending
                 sys::futex_wake(w, n, cx.shared);
+            }
+            Op::FutexWakeWaiters { futex, n } => {
+                // A real FUTEX_WAKE: posts for the waiters it finds, takes back the rest (lost).
+                let w = cx.shm.futex(futex);
+                w.fetch_add(n, Ordering::Release);
+                let woken = sys::futex_wake(w, n, cx.shared);
+                for _ in woken..n {
+                    take_pending(w);
+                }
+            }
+            Op::FutexWakeAllSync { futex } => {
+                // The byte stays in the pipe: the futex stays signalled for later waiters too.
+                let w = cx.shm.futex(futex);
+                w.fetch_or(SIGNALLED, Ordering::Release);
+                sys::futex_wake(w, u32::MAX, cx.shared);
             }
             Op::Sleep(ref d) => sleep_ns(sample(&mut rng, d)),
             Op::SleepUntilNext { period } => {
@@ -126,8 +144,8 @@ fn exec(prog: &[Op], cx: &Ctx) -> Result<(), String> {
             Op::Barrier { id, parties } => barrier(cx.shm.barrier(id), parties, cx.shared),
             Op::Lock { id } => lock(cx.shm.lock(id), cx.shared),
             Op::Unlock { id } => unlock(cx.shm.lock(id), cx.shared),
-            Op::CallFunc { .. } => {
-                return Err("smp_call_function_single is kernel-only: cannot run natively".into())
+            Op::CallFunc { .. } | Op::CallFuncAll { .. } => {
+                return Err("smp_call_function is kernel-only: cannot run natively".into())
             }
             Op::Exit => break,
         }
@@ -148,10 +166,22 @@ fn sleep_ns(ns: u64) {
     std::thread::sleep(std::time::Duration::from_nanos(ns));
 }
 
-/// Semaphore wait: take a pending wake, else sleep on the futex until one is posted.
+/// Set by `FutexWakeAllSync`: every wait returns at once from then on.
+const SIGNALLED: u32 = 1 << 31;
+
+/// Takes back one pending wake if there is one (a wake nobody was waiting for is lost).
+fn take_pending(w: &AtomicU32) {
+    let _ = w.fetch_update(Ordering::AcqRel, Ordering::Relaxed, |c| (c & !SIGNALLED > 0).then(|| c - 1));
+}
+
+/// Semaphore wait: return if signalled, else take a pending wake, else sleep on the futex until
+/// one is posted.
 fn sem_wait(w: &AtomicU32, shared: bool) {
     loop {
         let c = w.load(Ordering::Acquire);
+        if c & SIGNALLED != 0 {
+            return;
+        }
         if c > 0 {
             if w.compare_exchange_weak(c, c - 1, Ordering::AcqRel, Ordering::Relaxed).is_ok() {
                 return;

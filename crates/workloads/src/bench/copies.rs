@@ -34,8 +34,11 @@ pub fn replicate(w: Workload, copies: u32) -> Workload {
             t.mm += k * nmm;
             for op in &mut t.program {
                 match op {
-                    Op::Send { chan, .. } | Op::Recv { chan, .. } => *chan += k * nch,
-                    Op::FutexWait { futex } | Op::FutexWake { futex, .. } => {
+                    Op::Send { chan, .. } | Op::SendDgram { chan, .. } | Op::Recv { chan, .. } => *chan += k * nch,
+                    Op::FutexWait { futex }
+                    | Op::FutexWake { futex, .. }
+                    | Op::FutexWakeWaiters { futex, .. }
+                    | Op::FutexWakeAllSync { futex } => {
                         *futex += k * w.futexes
                     }
                     Op::Barrier { id, .. } => *id += k * nbar,

@@ -216,7 +216,9 @@ pub fn workload(o: &Options) -> Workload {
     let mut tasks = Vec::with_capacity(children as usize + 1);
     let mut main = Prog::new();
     main.repeat(u64::from(children)).recv(ready, 1).end();
-    main.mark(MARK_START).wake(go, children);
+    // write(wakefd): every child polls it, so one sync wake of all of them (and a child that
+    // polls late finds the byte there).
+    main.mark(MARK_START).wake_all_sync(go);
     if o.threads {
         for i in 0..children {
             main.wait(1 + i);

@@ -13,8 +13,8 @@
 //! * `N` is the machine's CPU count (`nr_cpu_ids`), as the modified version evidently uses
 //!   (`cpulist=8 offset=8` targets CPU 16 there). Upstream divides by the weight of `cpulist`,
 //!   which would send `cpulist=8 offset=8` to CPU 0.
-//! * `single=0` (`smp_call_function()` to every other CPU) is rejected: the language has no
-//!   broadcast call that waits for all targets.
+//! * `single=0`: `smp_call_function()` to every other CPU (`CallFuncAll`); the IPI count is
+//!   calls × (CPUs − 1), and each thread prints `ipistorm: CPU -> all`.
 //!
 //! The module has no fixed output (vmstat's interrupt rate, or a stopwatch). wakesim prints the
 //! module's `pr_info` line per thread, then `Elapsed: X.XXXXXX s` (first thread start to last
@@ -30,7 +30,7 @@ pub(crate) const TOOL: Tool = Tool {
     name: "ipistorm",
     command: &["ipistorm"],
     flags: "module parameters as on insmod: numipi=N (0: run for timeout), timeout=SECS (30), \
-            single=1 (required), offset=N (1), mask=N (0), cpulist=LIST (all), wait=0|1 (1), \
+            single=0|1 (0: every other CPU), offset=N (1), mask=N (0), cpulist=LIST (all), wait=0|1 (1), \
             delay=USECS (0)",
     build,
 };
@@ -122,12 +122,6 @@ pub fn parse(argv: &[String]) -> Result<Params, WorkloadError> {
             }
         }
     }
-    if !p.single {
-        return Err(WorkloadError::arg(
-            "ipistorm",
-            "single=0 (smp_call_function() to every CPU) is not modelled; use single=1",
-        ));
-    }
     Ok(p)
 }
 
@@ -164,7 +158,7 @@ pub fn workload(p: &Params, nr_cpus: u32) -> Result<Workload, WorkloadError> {
         // `while (atomic_read(&running) < num_cpus)`: all threads start together.
         prog.op(Op::Barrier { id: 0, parties: nthreads }).mark(MARK_START);
         let call = |prog: &mut Prog| {
-            prog.op(Op::CallFunc { cpu: t, wait: p.wait });
+            prog.op(if p.single { Op::CallFunc { cpu: t, wait: p.wait } } else { Op::CallFuncAll { wait: p.wait } });
             if p.delay > 0 {
                 prog.op(Op::Sleep(crate::Dur::Uniform { lo: p.delay * 1000, hi: (p.delay + 1) * 1000 }));
             }
@@ -188,7 +182,8 @@ pub fn workload(p: &Params, nr_cpus: u32) -> Result<Workload, WorkloadError> {
         tasks,
         channels: vec![],
         futexes: 0,
-        reporter: Box::new(IpistormReporter { params: p.clone(), targets }),
+        // single=0: each call runs the function on every other CPU.
+        reporter: Box::new(IpistormReporter { params: p.clone(), targets, per_call: if p.single { 1 } else { n - 1 } }),
         duration: (p.numipi == 0).then_some(p.timeout * SEC),
     })
 }
@@ -198,6 +193,8 @@ pub struct IpistormReporter {
     pub params: Params,
     /// (thread CPU, target CPU).
     pub targets: Vec<(u32, u32)>,
+    /// IPIs (function calls on another CPU) per call: 1, or every other CPU with `single=0`.
+    pub per_call: u64,
 }
 
 impl IpistormReporter {
@@ -209,10 +206,10 @@ impl IpistormReporter {
             let end = crate::marks::last_mark(out, MARK_END).unwrap_or(out.end_time);
             let end = if out.capped { out.end_time } else { end };
             // Threads that had not finished at the cap are counted as their batches cannot be.
-            (end.saturating_sub(start), done * self.params.numipi)
+            (end.saturating_sub(start), done * self.params.numipi * self.per_call)
         } else {
             let batches = out.marks.iter().filter(|m| m.mark == MARK_BATCH).count() as u64;
-            (out.end_time.saturating_sub(start), batches * BATCH)
+            (out.end_time.saturating_sub(start), batches * BATCH * self.per_call)
         }
     }
 }
@@ -221,7 +218,11 @@ impl Reporter for IpistormReporter {
     fn render(&self, out: &Outcome) -> String {
         let mut s = String::new();
         for (c, t) in &self.targets {
-            s += &format!("ipistorm: {c} -> {t}\n");
+            if self.params.single {
+                s += &format!("ipistorm: {c} -> {t}\n");
+            } else {
+                s += &format!("ipistorm: {c} -> all\n");
+            }
         }
         let (ns, calls) = self.measure(out);
         let secs = ns as f64 / 1e9;

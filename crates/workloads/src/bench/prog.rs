@@ -34,6 +34,11 @@ impl Prog {
         self.op(Op::Send { chan, bytes })
     }
 
+    /// A datagram send: dropped, not blocked, when the receiver's buffer is full.
+    pub fn send_dgram(&mut self, chan: u32, bytes: u64) -> &mut Self {
+        self.op(Op::SendDgram { chan, bytes })
+    }
+
     pub fn recv(&mut self, chan: u32, bytes: u64) -> &mut Self {
         self.op(Op::Recv { chan, bytes })
     }
@@ -44,6 +49,11 @@ impl Prog {
 
     pub fn wake(&mut self, futex: u32, n: u32) -> &mut Self {
         self.op(Op::FutexWake { futex, n })
+    }
+
+    /// A write to a polled pipe: a sync wake of every waiter, and later waits pass.
+    pub fn wake_all_sync(&mut self, futex: u32) -> &mut Self {
+        self.op(Op::FutexWakeAllSync { futex })
     }
 
     pub fn mark(&mut self, id: u32) -> &mut Self {

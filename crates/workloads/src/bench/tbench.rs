@@ -17,7 +17,12 @@
 //! * clients count progress with a mark every [`SEG`] operations, so throughput is resolved to
 //!   64 operations (~1–3 ms); client 0 also marks every operation, and the latency column, the
 //!   op table's AvgLat/MaxLat and max_latency come from it (all clients replay the same file);
-//! * the launch barrier (a SysV semaphore polled every 100 ms by the parent) is a barrier.
+//! * the launch barrier (a SysV semaphore polled every 100 ms by the parent) is a barrier;
+//! * without `-t`, the run is [`DEFAULT_TIMELIMIT`] simulated seconds (warmup: a fifth, as
+//!   dbench computes it), not dbench's 600: a deterministic simulation has no run-to-run noise
+//!   to average away, and its per-second throughput settles within the first second after
+//!   warmup (BENCHMARKS.md), while 720 simulated seconds would take hours on a 512-CPU machine.
+//!   The output says so in a `# wakesim:` line; `-t 600` runs the real default.
 
 use super::prog::{Prog, FOREVER};
 use super::{Invocation, Tool};
@@ -29,13 +34,17 @@ use wakesim_engine::{Time, SEC};
 pub(crate) const TOOL: Tool = Tool {
     name: "tbench",
     command: &["tbench"],
-    flags: "NPROCS [SERVER] (loopback), -t/--timelimit SECS (600), --warmup SECS (timelimit/5), \
+    flags: "NPROCS [SERVER] (loopback), -t/--timelimit SECS (wakesim: 5; dbench: 600), --warmup SECS (timelimit/5), \
             -c/--loadfile client.txt|client-tiny.txt, --show-execute-time, --machine-readable, \
             -T/--tcp-options, --clients-per-process 1",
     build,
 };
 
 const NAME: &str = "tbench";
+/// wakesim's `-t` when none is given (dbench's is 600; see the module docs).
+pub const DEFAULT_TIMELIMIT: u64 = 5;
+/// dbench's own `-t` default (`dbench.c`: `options.timelimit = 600`).
+pub const DBENCH_TIMELIMIT: u64 = 600;
 /// Operations per progress mark.
 pub const SEG: usize = 64;
 /// Mark ids: `MARK_SEG + k` after segment k of a pass; `MARK_OP_*` by client 0 only.
@@ -97,6 +106,8 @@ pub struct Options {
     pub loadfile: String,
     pub machine_readable: bool,
     pub show_execute_time: bool,
+    /// `-t` was not given: wakesim's shorter default applies.
+    pub default_timelimit: bool,
 }
 
 const OPTS: &[Opt] = &[
@@ -118,12 +129,23 @@ const OPTS: &[Opt] = &[
 
 pub fn parse(argv: &[String]) -> Result<Options, WorkloadError> {
     let p = args::parse(NAME, argv, OPTS, false)?;
-    let mut o = Options { clients: 0, timelimit: 600, warmup: u64::MAX, loadfile: "/usr/share/dbench/client.txt".into(), machine_readable: false, show_execute_time: false };
+    let mut o = Options {
+        clients: 0,
+        timelimit: DEFAULT_TIMELIMIT,
+        warmup: u64::MAX,
+        loadfile: "/usr/share/dbench/client.txt".into(),
+        machine_readable: false,
+        show_execute_time: false,
+        default_timelimit: true,
+    };
     for g in &p.opts {
         let v = g.value.as_deref().unwrap_or("");
         match g.long {
             "backend" if v != "sockio" => return Err(WorkloadError::arg(NAME, format!("backend '{v}' is not modelled (tbench is the sockio backend)"))),
-            "timelimit" => o.timelimit = super::hackbench::positive(NAME, g, 1 << 24)?,
+            "timelimit" => {
+                o.timelimit = super::hackbench::positive(NAME, g, 1 << 24)?;
+                o.default_timelimit = false;
+            }
             "warmup" => o.warmup = super::schbench::count(NAME, g, 1 << 24)?,
             "loadfile" => {
                 let base = v.rsplit('/').next().unwrap_or(v);
@@ -280,7 +302,18 @@ impl Reporter for TbenchReporter {
         let o = &self.opts;
         let pr = self.progress(out);
         let n = o.clients;
-        let mut s = String::from("dbench version 4.00 - Copyright Andrew Tridgell 1999-2004\n\n");
+        let mut s = String::new();
+        if o.default_timelimit {
+            s += &format!(
+                "# wakesim: no -t given: {} simulated seconds (+{} s warmup) instead of dbench's {} (+{} s); pass -t {} for the real default\n",
+                o.timelimit,
+                o.warmup,
+                DBENCH_TIMELIMIT,
+                DBENCH_TIMELIMIT / 5,
+                DBENCH_TIMELIMIT
+            );
+        }
+        s += "dbench version 4.00 - Copyright Andrew Tridgell 1999-2004\n\n";
         s += &format!("Running for {} seconds with load '{}' and minimum warmup {} secs\n", o.timelimit, o.loadfile, o.warmup);
         s += &format!("{n} of {n} processes prepared for launch   0 sec\nreleasing clients\n");
         let (result, lines) = self.timeline(out, &pr);

@@ -2,7 +2,7 @@
 //! the checks that catch a workload that could never finish.
 
 use super::doc::{Doc, TaskDecl};
-use super::ops::{expand, parse_stmt, Stmt};
+use super::ops::{expand, parse_stmt, Stmt, WakeKind};
 use super::report::TaskFileReporter;
 use super::toml_walk::Src;
 use crate::counts::{op_counts, OpCounts};
@@ -303,6 +303,10 @@ fn compile(
                 chan: chan_op(chan, *bytes, "a send")?,
                 bytes: *bytes,
             },
+            Stmt::SendDgram { chan, bytes } => Op::SendDgram {
+                chan: chan_op(chan, *bytes, "a sendto")?,
+                bytes: *bytes,
+            },
             Stmt::Recv { chan, bytes } => Op::Recv {
                 chan: chan_op(chan, *bytes, "a recv")?,
                 bytes: *bytes,
@@ -310,12 +314,17 @@ fn compile(
             Stmt::Wait { futex } => Op::FutexWait {
                 futex: resolve(futs, futex)?,
             },
-            Stmt::Wake { futex, n } => Op::FutexWake {
-                futex: resolve(futs, futex)?,
-                n: *n,
-            },
+            Stmt::Wake { futex, n, kind } => {
+                let futex = resolve(futs, futex)?;
+                match kind {
+                    WakeKind::Post => Op::FutexWake { futex, n: *n },
+                    WakeKind::Waiters => Op::FutexWakeWaiters { futex, n: *n },
+                    WakeKind::AllSync => Op::FutexWakeAllSync { futex },
+                }
+            }
             Stmt::Mark(m) => Op::Mark(*m),
             Stmt::Exit => Op::Exit,
+            Stmt::Call { cpu, wait } if cpu == "all" => Op::CallFuncAll { wait: *wait },
             Stmt::Call { cpu, wait } => {
                 let c = expand(cpu, j, count, false).map_err(at)?;
                 let c: u32 = c.parse().map_err(|_| at(format!("'call' needs a CPU number, got '{c}'")))?;

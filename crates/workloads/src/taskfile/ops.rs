@@ -4,6 +4,17 @@
 use crate::Dur;
 use wakesim_engine::Time;
 
+/// Which futex wake a `wake…` statement is (see `Op`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum WakeKind {
+    /// `wake F N`: a semaphore post (`Op::FutexWake`).
+    Post,
+    /// `wake_waiters F N`: `FUTEX_WAKE`, lost without waiters (`Op::FutexWakeWaiters`).
+    Waiters,
+    /// `wake_all_sync F`: a write to a polled pipe (`Op::FutexWakeAllSync`).
+    AllSync,
+}
+
 /// One parsed program line; names are still templates (`pipe{i}`).
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Stmt {
@@ -17,12 +28,18 @@ pub(crate) enum Stmt {
         chan: String,
         bytes: u64,
     },
+    /// `sendto CH BYTES`: a datagram, dropped when `CH` is full.
+    SendDgram {
+        chan: String,
+        bytes: u64,
+    },
     Wait {
         futex: String,
     },
     Wake {
         futex: String,
         n: u32,
+        kind: WakeKind,
     },
     /// `loop N {` (`loop forever {` = `u64::MAX`).
     Loop(u64),
@@ -81,12 +98,14 @@ pub(crate) fn parse_stmt(line: &str) -> Result<Option<Stmt>, String> {
                 Stmt::Sleep(d)
             }
         }
-        "send" | "recv" => {
+        "send" | "recv" | "sendto" => {
             nargs(2, "a channel and a byte count, e.g. 'send ch 100'")?;
             let bytes = positive(rest[1], "byte count")?;
             let chan = name_arg(rest[0])?;
             if op == "send" {
                 Stmt::Send { chan, bytes }
+            } else if op == "sendto" {
+                Stmt::SendDgram { chan, bytes }
             } else {
                 Stmt::Recv { chan, bytes }
             }
@@ -97,11 +116,19 @@ pub(crate) fn parse_stmt(line: &str) -> Result<Option<Stmt>, String> {
                 futex: name_arg(rest[0])?,
             }
         }
-        "wake" => {
+        "wake_all_sync" => {
+            nargs(1, "a futex name, e.g. 'wake_all_sync go'")?;
+            Stmt::Wake {
+                futex: name_arg(rest[0])?,
+                n: u32::MAX,
+                kind: WakeKind::AllSync,
+            }
+        }
+        "wake" | "wake_waiters" => {
             if rest.is_empty() || rest.len() > 2 {
-                return Err(
-                    "'wake' takes a futex name and an optional count, e.g. 'wake f 1'".into(),
-                );
+                return Err(format!(
+                    "'{op}' takes a futex name and an optional count, e.g. '{op} f 1'"
+                ));
             }
             let n = match rest.get(1) {
                 None => 1,
@@ -111,6 +138,7 @@ pub(crate) fn parse_stmt(line: &str) -> Result<Option<Stmt>, String> {
             Stmt::Wake {
                 futex: name_arg(rest[0])?,
                 n,
+                kind: if op == "wake" { WakeKind::Post } else { WakeKind::Waiters },
             }
         }
         "loop" => {
