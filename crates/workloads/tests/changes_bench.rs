@@ -72,10 +72,10 @@ fn sis_filter_speeds_up_overloaded_hackbench_pipes_on_xeon_8260() {
     let (_, base) = run_on("xeon-8260", "v6.0", &[], "hackbench -p -g 24 -l 100", 10.0);
     let (_, chg) = run_on("xeon-8260", "v6.0", &["+SIS_FILTER"], "hackbench -p -g 24 -l 100", 10.0);
     assert!(chg < base * 0.95, "hackbench -p -g 24 time {base} -> {chg}");
-    // Neutral while the LLCs have idle CPUs to find (2 groups = 80 tasks on 96 CPUs).
-    let (_, base) = run_on("xeon-8260", "v6.0", &[], "hackbench -p -g 2 -l 3000", 10.0);
-    let (_, chg) = run_on("xeon-8260", "v6.0", &["+SIS_FILTER"], "hackbench -p -g 2 -l 3000", 10.0);
-    assert!((chg / base - 1.0).abs() < 0.05, "hackbench -p -g 2 time {base} -> {chg}");
+    // Neutral while the LLCs have idle CPUs to find (1 group = 40 tasks on 96 CPUs).
+    let (_, base) = run_on("xeon-8260", "v6.0", &[], "hackbench -p -g 1 -l 10000", 10.0);
+    let (_, chg) = run_on("xeon-8260", "v6.0", &["+SIS_FILTER"], "hackbench -p -g 1 -l 10000", 10.0);
+    assert!((chg / base - 1.0).abs() < 0.03, "hackbench -p -g 1 time {base} -> {chg}");
 }
 
 const IPISTORM: &str = "ipistorm numipi=3000 single=1 offset=8 cpulist=8 wait=1";
