@@ -133,7 +133,7 @@ fn ipistorm_on_a_busy_epyc_is_much_faster_without_newidle_on_ipi_only_kicks() {
 /// K Prateek Nayak (2024): the CSD_POLL revert cost netperf/tbench ~9–11 % (IPI-less wakeups of
 /// polling CPUs are valuable), while skipping newidle on IPI-only kicks left them unchanged.
 #[test]
-fn netperf_rr_is_unchanged_by_newidle_skip_ipi_and_slower_without_csd_poll_on_epyc_9754() {
+fn netperf_and_tbench_are_unchanged_by_newidle_skip_ipi_and_slower_without_csd_poll_on_epyc_9754() {
     let cmd = "netperf -t TCP_RR -l -8000";
     let (_, base) = run_on("epyc-9754", "v6.7", &[], cmd, 5.0);
     let (_, skip) = run_on("epyc-9754", "v6.7", &["+NEWIDLE_SKIP_IPI"], cmd, 5.0);
@@ -141,4 +141,11 @@ fn netperf_rr_is_unchanged_by_newidle_skip_ipi_and_slower_without_csd_poll_on_ep
     // Transactions per second: higher is better.
     assert!((skip / base - 1.0).abs() < 0.02, "NEWIDLE_SKIP_IPI {base} -> {skip}");
     assert!(revert < base * 0.95, "-CSD_POLL {base} -> {revert}");
+    // tbench: MB/sec, higher is better.
+    let cmd = "tbench -t 1 --warmup 0 1";
+    let (_, base) = run_on("epyc-9754", "v6.7", &[], cmd, 5.0);
+    let (_, skip) = run_on("epyc-9754", "v6.7", &["+NEWIDLE_SKIP_IPI"], cmd, 5.0);
+    let (_, revert) = run_on("epyc-9754", "v6.7", &["-CSD_POLL"], cmd, 5.0);
+    assert!(base > 0.0 && (skip / base - 1.0).abs() < 0.02, "tbench NEWIDLE_SKIP_IPI {base} -> {skip}");
+    assert!(revert < base * 0.95, "tbench -CSD_POLL {base} -> {revert}");
 }
