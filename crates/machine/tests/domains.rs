@@ -317,10 +317,13 @@ fn one_cpu_machine_has_no_domains() {
 }
 
 #[test]
-fn building_the_512_cpu_machine_takes_well_under_a_second() {
-    let t = std::time::Instant::now();
+fn the_512_cpu_preset_builds_four_levels_on_every_cpu() {
+    // How long this takes is measured by `wakesim bench`, not asserted here.
     let m = preset("epyc-9754").unwrap();
-    let dt = t.elapsed();
     assert_eq!(m.nr_cpus(), 512);
-    assert!(dt.as_millis() < 500, "took {dt:?}");
+    for cpu in 0..512 {
+        let names: Vec<String> = m.domains[cpu].iter().map(|d| d.level.name()).collect();
+        assert_eq!(names, ["SMT", "MC", "PKG", "NUMA"], "cpu {cpu}");
+        assert_eq!(m.domains[cpu].last().unwrap().span.weight(), 512);
+    }
 }
