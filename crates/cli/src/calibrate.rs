@@ -152,7 +152,7 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
     let rounds = 5_000 / scale;
     let mut exit_set = false;
     for (dist, a, b) in pairs {
-        let class = dist_key(dist);
+        let class = dist.name();
         progress(step, total, &format!("futex wakeup CPU {a} -> {b} ({class}), target idle"));
         let idle = summarise(calib::cross_cpu_wake_ns(a, b, false, rounds, reps));
         progress(step + 1, total, &format!("futex wakeup CPU {a} -> {b} ({class}), target busy (SCHED_IDLE spinner)"));
@@ -221,17 +221,6 @@ fn distance_pairs(m: &Machine, cpus: &[usize]) -> Vec<(Dist, usize, usize)> {
     }
     out.sort_by_key(|(d, _, _)| *d as u8);
     out
-}
-
-fn dist_key(d: Dist) -> &'static str {
-    match d {
-        Dist::Local => "local",
-        Dist::Smt => "smt",
-        Dist::Cluster => "cluster",
-        Dist::Llc => "llc",
-        Dist::CrossLlc => "cross_llc",
-        Dist::CrossNode => "cross_node",
-    }
 }
 
 fn set_dist(l: &mut wakesim_costs::LineCosts, d: Dist, v: u64) {
