@@ -166,11 +166,11 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
             let w = calib::wake_workload(a, b, 2_000);
             let mut trial = p.clone();
             let sol = solve(p.ipi_delivery.get(dist), i.median, |v| {
-                set_dist(&mut trial.ipi_delivery, dist, v);
+                trial.ipi_delivery.set(dist, v);
                 simulate(&machine, &trial, &features, &w, 1)
             })?;
             if sol.slope > 0.0 {
-                set_dist(&mut p.ipi_delivery, dist, sol.value);
+                p.ipi_delivery.set(dist, sol.value);
                 notes.insert(format!("ipi_delivery.{class}"), format!("solved: model wake latency {:.0} ns = {}", sol.achieved, note(i, "ns (idle target)")));
             }
         }
@@ -221,17 +221,6 @@ fn distance_pairs(m: &Machine, cpus: &[usize]) -> Vec<(Dist, usize, usize)> {
     }
     out.sort_by_key(|(d, _, _)| *d as u8);
     out
-}
-
-fn set_dist(l: &mut wakesim_costs::LineCosts, d: Dist, v: u64) {
-    match d {
-        Dist::Local => l.local = v,
-        Dist::Smt => l.smt = v,
-        Dist::Cluster => l.cluster = v,
-        Dist::Llc => l.llc = v,
-        Dist::CrossLlc => l.cross_llc = v,
-        Dist::CrossNode => l.cross_node = v,
-    }
 }
 
 /// The idle state an idle CPU sits in between wakes of a ping-pong: the kernel's cpuidle driver

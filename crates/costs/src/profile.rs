@@ -27,6 +27,18 @@ impl LineCosts {
             Dist::CrossNode => self.cross_node,
         }
     }
+
+    /// Sets the figure for distance `d` (the counterpart of [`get`](Self::get)).
+    pub fn set(&mut self, d: Dist, v: u64) {
+        *match d {
+            Dist::Local => &mut self.local,
+            Dist::Smt => &mut self.smt,
+            Dist::Cluster => &mut self.cluster,
+            Dist::Llc => &mut self.llc,
+            Dist::CrossLlc => &mut self.cross_llc,
+            Dist::CrossNode => &mut self.cross_node,
+        } = v;
+    }
 }
 
 /// One cpuidle state (`drivers/idle/intel_idle.c` / ACPI _CST tables).
@@ -140,6 +152,12 @@ impl CostProfile {
     #[inline]
     pub fn copy(&self, bytes: u64) -> u64 {
         bytes * self.copy_ps_per_byte / 1000
+    }
+
+    /// State 0 is cpuidle's POLL loop (`poll_idle()`): no exit latency, and deeper states to
+    /// fall back to when its time limit (`poll_limit`) runs out.
+    pub fn has_poll_loop(&self) -> bool {
+        self.idle_states.len() > 1 && self.idle_states[0].exit_latency == 0
     }
 }
 

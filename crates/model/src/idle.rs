@@ -40,7 +40,7 @@ impl Sim {
     /// states to fall back to.
     fn in_poll_loop(&self, cpu: usize) -> bool {
         let c = &self.cpus[cpu];
-        c.idle_state == 0 && c.polling && self.c.idle_states.len() > 1 && self.c.idle_states[0].exit_latency == 0
+        c.idle_state == 0 && c.polling && self.c.has_poll_loop()
     }
 
     /// Enters state `k`; the POLL state ends at `poll_until` at the latest (cpuidle_poll_time()).
@@ -48,7 +48,7 @@ impl Sim {
         let now = self.now();
         let st = &self.c.idle_states[k];
         let polling = st.polling && self.m.arch == Arch::X86;
-        let poll_loop = k == 0 && self.c.idle_states.len() > 1 && st.exit_latency == 0;
+        let poll_loop = k == 0 && self.c.has_poll_loop();
         trace_ev!(self, TraceEvent::IdleEnter { cpu: cpu as u32, state: k as u8 });
         let c = &mut self.cpus[cpu];
         c.mode = Mode::Idle;

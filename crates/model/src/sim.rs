@@ -380,7 +380,6 @@ fn new_task(
 /// first `N` C-states of the profile; `0` leaves POLL, or the shallowest state if there is none.
 fn limit_cstates(c: &mut CostProfile, max_cstate: Option<u32>) {
     let Some(n) = max_cstate else { return };
-    let has_poll = c.idle_states.len() > 1 && c.idle_states[0].exit_latency == 0;
-    let keep = (n as usize + usize::from(has_poll)).clamp(1, c.idle_states.len());
+    let keep = (n as usize + usize::from(c.has_poll_loop())).clamp(1, c.idle_states.len());
     c.idle_states.truncate(keep);
 }
