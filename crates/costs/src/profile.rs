@@ -138,6 +138,18 @@ pub struct CostProfile {
     /// on the sender's CPU) and loopback UDP.
     pub unix_send: u64,
     pub unix_recv: u64,
+    /// `pipe_write()` / `pipe_read()` work beyond the syscall and the copy, under `pipe->mutex`
+    /// (ring head/tail update, buffer merge or slot setup, `was_empty`/`was_full` checks).
+    pub pipe_send: u64,
+    pub pipe_recv: u64,
+    /// Cache lines of a pipe that both ends write, a count, not ns: `pipe->mutex`, the ring's
+    /// head/tail word, the `pipe_buffer` slot and the data line being filled or drained. An op
+    /// on a CPU other than the last one to touch the pipe pays a transfer for each.
+    pub pipe_lines: u64,
+    /// The same for a socket pair (unix stream, loopback TCP/UDP): the receive queue's lock and
+    /// head, the skb's header lines written by the sender and read by the receiver, the
+    /// peer's socket state line. A count, not ns.
+    pub sock_lines: u64,
     pub tcp_send: u64,
     pub tcp_recv: u64,
     pub udp_send: u64,

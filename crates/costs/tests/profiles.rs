@@ -120,11 +120,12 @@ fn line_costs_grow_with_distance() {
 
 #[test]
 fn same_cpu_pipe_round_trip_is_3_7_us_on_x86() {
-    // WC §3.4: 4 syscalls + 2 local sync wakeups + 2 cross-mm switches = 3.7 µs.
+    // WC §3.4: 4 pipe syscalls + 2 local sync wakeups + 2 cross-mm switches = 3.7 µs.
     let p = profile_for("generic").unwrap();
     let wake = p.ttwu_base + p.select_base + p.rq_lock + p.enqueue + p.wakeup_preempt;
     let switch = p.rq_lock + p.dequeue + p.pick + p.context_switch + p.context_switch_mm;
-    assert_eq!(4 * p.syscall + 2 * wake + 2 * switch + 2 * p.copy(4), 3_700);
+    let pipe_ops = 2 * (p.pipe_send + p.pipe_recv);
+    assert_eq!(4 * p.syscall + pipe_ops + 2 * wake + 2 * switch + 2 * p.copy(4), 3_700);
 }
 
 #[test]

@@ -5,7 +5,11 @@
 //!
 //! Used for lines the kernel updates inside other critical sections (the task group's
 //! `tg->load_avg`, SHARED_RUNQ shard locks, the SIS filter mask), where a full lock frame would
-//! be out of place; rq locks, held across steps, are FIFO lock frames (`locks`).
+//! be out of place; rq locks, held across steps, are FIFO lock frames (`locks`). A pipe's or
+//! socket's state is such a group too: every read and write takes `pipe->mutex` (or the receive
+//! queue lock) and the ring it guards, so the two ends of a channel on different CPUs pull its
+//! lines back and forth, and an op waits (`mutex_optimistic_spin()`) while the other end is
+//! inside its own.
 
 use crate::sim::Sim;
 use wakesim_engine::Time;
@@ -24,8 +28,16 @@ impl Sim {
     /// `cpu` takes `line` exclusively for `hold` ns (an atomic RMW, or a lock + short critical
     /// section); returns the CPU time it costs `cpu` (wait + transfer + hold), already charged.
     pub(crate) fn line_rmw(&mut self, cpu: usize, line: &mut SharedLine, hold: Time) -> Time {
-        let now = self.now();
-        let transfer = self.c.line.get(self.m.dist(cpu, line.owner as usize));
+        self.lines_rmw(cpu, line, 1, hold, 0)
+    }
+
+    /// `cpu` takes a group of `n` lines that move together (a lock and the state it guards)
+    /// `after` ns from now, for `hold` ns: waits while another CPU holds them, pays `n`
+    /// transfers if they were last written elsewhere. Returns the CPU time from `now + after`
+    /// (wait + transfers + hold), already charged.
+    pub(crate) fn lines_rmw(&mut self, cpu: usize, line: &mut SharedLine, n: u64, hold: Time, after: Time) -> Time {
+        let now = self.now() + after;
+        let transfer = n * self.c.line.get(self.m.dist(cpu, line.owner as usize));
         let start = now.max(line.free_at);
         line.accesses += 1;
         if start > now {
@@ -37,6 +49,16 @@ impl Sim {
         line.owner = cpu as u32;
         let cost = done - now;
         self.charge(cpu, cost);
+        cost
+    }
+
+    /// A read or write of channel `ch` (`pipe_read()`/`pipe_write()` under `pipe->mutex`, or the
+    /// socket's queue): takes the channel's lines `after` ns from now for `hold` ns.
+    pub(crate) fn chan_rmw(&mut self, cpu: usize, ch: u32, hold: Time, after: Time) -> Time {
+        let chan = &self.chans[ch as usize];
+        let (mut line, n) = (chan.line, chan.lines);
+        let cost = self.lines_rmw(cpu, &mut line, n, hold, after);
+        self.chans[ch as usize].line = line;
         cost
     }
 }

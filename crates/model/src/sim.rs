@@ -222,17 +222,19 @@ impl Sim {
             .channels
             .iter()
             .map(|ch| {
-                let (send_cost, recv_cost) = match ch.kind {
-                    ChanKind::Pipe => (0, 0),
-                    ChanKind::UnixStream => (cfg.costs.unix_send, cfg.costs.unix_recv),
-                    ChanKind::TcpLoopback => (cfg.costs.tcp_send, cfg.costs.tcp_recv),
-                    ChanKind::UdpLoopback => (cfg.costs.udp_send, cfg.costs.udp_recv),
+                let c = &cfg.costs;
+                let (send_cost, recv_cost, lines) = match ch.kind {
+                    ChanKind::Pipe => (c.pipe_send, c.pipe_recv, c.pipe_lines),
+                    ChanKind::UnixStream => (c.unix_send, c.unix_recv, c.sock_lines),
+                    ChanKind::TcpLoopback => (c.tcp_send, c.tcp_recv, c.sock_lines),
+                    ChanKind::UdpLoopback => (c.udp_send, c.udp_recv, c.sock_lines),
                 };
                 Chan {
                     capacity: ch.capacity,
                     sync: true,
                     send_cost,
                     recv_cost,
+                    lines,
                     ..Default::default()
                 }
             })

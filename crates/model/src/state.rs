@@ -259,6 +259,12 @@ pub struct Chan {
     /// Per-message protocol cost on the sender and on the receiver (cost profile by kind).
     pub send_cost: Time,
     pub recv_cost: Time,
+    /// The lines both ends write (`pipe->mutex`, ring indices, slot, data; or the socket's
+    /// queue lock and skb): their owner, and until when the current op holds them.
+    pub line: crate::lines::SharedLine,
+    /// How many lines an op on another CPU than `line.owner` pulls over (`pipe_lines` /
+    /// `sock_lines`).
+    pub lines: u64,
     /// Datagrams dropped because the buffer was full (`SendDgram`).
     pub dropped: u64,
 }

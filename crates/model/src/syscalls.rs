@@ -5,7 +5,8 @@
 //! Phases of `Frame::Sys`: 0 syscall entry (+ copy), 1 wake the waiter found, 2 return,
 //! 4 wake every task on the wake list, 5 execute the op (retried here after blocking),
 //! 6 wake every task on the wake list with WF_SYNC,
-//! 7 resume after a sleep, 8 spin until a called function has run (csd_lock_wait).
+//! 7 resume after a sleep, 8 spin until a called function has run (csd_lock_wait),
+//! 9 retake a channel's lock after waiting on it, then execute the op again.
 
 use crate::exec::{Ev, Flow, Frame};
 use crate::sim::Sim;
@@ -162,10 +163,18 @@ impl Sim {
         match phase {
             0 => {
                 let cost = match self.cur_op(t) {
+                    // The op's own work runs under the channel's lock, after the entry; that
+                    // part (with any wait and line transfers) is charged by chan_rmw.
                     Some(Op::Send { chan, bytes }) | Some(Op::SendDgram { chan, bytes }) => {
-                        self.c.syscall + self.c.copy(bytes) + self.chans[chan as usize].send_cost
+                        let hold = self.c.copy(bytes) + self.chans[chan as usize].send_cost;
+                        self.chan_rmw(cpu, chan, hold, self.c.syscall);
+                        self.c.syscall
                     }
-                    Some(Op::Recv { chan, bytes }) => self.c.syscall + self.c.copy(bytes) + self.chans[chan as usize].recv_cost,
+                    Some(Op::Recv { chan, bytes }) => {
+                        let hold = self.c.copy(bytes) + self.chans[chan as usize].recv_cost;
+                        self.chan_rmw(cpu, chan, hold, self.c.syscall);
+                        self.c.syscall
+                    }
                     // A kernel thread calling smp_call_function_single() makes no syscall.
                     Some(Op::CallFunc { .. }) | Some(Op::CallFuncAll { .. }) => self.c.call_function,
                     _ => self.c.syscall,
@@ -173,6 +182,15 @@ impl Sim {
                 self.busy(cpu, cost, Frame::Sys { phase: 5 })
             }
             5 => self.sys_execute(cpu, t),
+            9 => {
+                // Woken on a pipe or socket: the op retakes the channel's lock (pipe_read()'s
+                // `mutex_lock(&pipe->mutex)` after `wait_event`), pulling its lines back from
+                // the CPU of the end that woke it.
+                if let Some(Op::Send { chan, .. } | Op::SendDgram { chan, .. } | Op::Recv { chan, .. }) = self.cur_op(t) {
+                    self.chan_rmw(cpu, chan, 0, 0);
+                }
+                self.busy(cpu, 0, Frame::Sys { phase: 5 })
+            }
             1 => {
                 let w = std::mem::replace(&mut self.tasks[t as usize].sys_wake, NO_TASK);
                 let sync = self.tasks[t as usize].sys_wake_sync;
@@ -226,7 +244,7 @@ impl Sim {
                         return Flow::Pop;
                     }
                     ch.writers.push_back(t);
-                    return self.block(cpu, t, 5);
+                    return self.block(cpu, t, 9);
                 }
                 ch.bytes += bytes;
                 self.tasks[t as usize].pc += 1;
@@ -243,7 +261,7 @@ impl Sim {
                 let ch = &mut self.chans[chan as usize];
                 if ch.bytes < bytes {
                     ch.readers.push_back(t);
-                    return self.block(cpu, t, 5);
+                    return self.block(cpu, t, 9);
                 }
                 ch.bytes -= bytes;
                 self.tasks[t as usize].pc += 1;

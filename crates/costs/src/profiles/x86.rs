@@ -35,18 +35,19 @@ pub(crate) fn x86_ipi_delivery() -> LineCosts {
 ///
 /// Split of the same-CPU pipe ping-pong, **3.7 µs per round trip** (WC §3.4, Vagin's WF_SYNC
 /// patch; perf bench sched pipe defaults to processes, so both switches change mm). One round
-/// trip = 4 pipe syscalls + 2 local sync wakeups + 2 switches (4-byte copies are negligible):
+/// trip = 4 pipe syscalls + 2 local sync wakeups + 2 switches (4-byte copies are negligible;
+/// the pipe's lines stay on the one CPU):
 ///
 /// ```text
-///   4 × syscall 150                                                         =  600
+///   4 × syscall 150 + 2 × (pipe_send 110 + pipe_recv 90)                    = 1000
 ///   2 × (ttwu_base 100 + select_base 80 + rq_lock 20 + enqueue 200
 ///        + wakeup_preempt 50)                                               =  900
-///   2 × (rq_lock 20 + dequeue 150 + pick 100 + context_switch 580
-///        + context_switch_mm 250)                                           = 2200
+///   2 × (rq_lock 20 + dequeue 150 + pick 100 + context_switch 380
+///        + context_switch_mm 250)                                           = 1800
 ///                                                                     total = 3700 ns
 /// ```
 /// The fixed parts (syscall, enqueue, ...) were chosen inside their WC §3.4/§3.5/KW §15 ranges;
-/// `context_switch` is the remainder (580 + 250 = 0.83 µs, inside WC §3.4's raw
+/// `context_switch` is the remainder (380 + 250 = 0.63 µs, inside WC §3.4's raw
 /// `__schedule` + switch_mm 0.5–1.5 µs \[EST\]).
 pub(crate) fn generic() -> CostProfile {
     CostProfile {
@@ -96,7 +97,7 @@ pub(crate) fn generic() -> CostProfile {
         // (shared read-mostly lines, hits), rq_clock, rcu_read_lock/unlock ≈ 60 ns.
         newidle_gate: 60,
         // derived above from WC §3.4's 3.7 µs same-CPU pipe round trip
-        context_switch: 580,
+        context_switch: 380,
         // WC §3.4 [EST]: cross-mm switch +0.2–0.5 µs (PCID); low end
         context_switch_mm: 250,
         // WC §3.4: x86 with mitigations 0.1–0.3 µs [EST]; getppid ≈ 0.2 µs
@@ -145,6 +146,20 @@ pub(crate) fn generic() -> CostProfile {
         // [EST] unix_stream_sendmsg: skb alloc + queue + sock_def_readable; recv: dequeue + free.
         unix_send: 400,
         unix_recv: 300,
+        // [EST] fs/pipe.c: pipe_write() takes pipe->mutex, merges into the last buffer or sets up
+        // a slot, updates head; pipe_read() the same on the tail side. About a third of the
+        // non-copy part of a 100 B write + read pair measured on a Xeon (~0.55 µs incl. two
+        // syscalls of ~0.16 µs); `wakesim calibrate` measures it.
+        pipe_send: 110,
+        pipe_recv: 90,
+        // [EST] fs/pipe.c, lines both ends write: pipe->mutex (mutex_lock/unlock by each op),
+        // head/tail (pipe_update_tail by the reader, head by the writer), the pipe_buffer slot
+        // (len/offset), and the data line the writer fills and the reader drains.
+        pipe_lines: 4,
+        // [EST] net/unix/af_unix.c: other->sk_receive_queue.lock and its list head, the skb's
+        // header lines (written by the sender, read and freed by the receiver: ~4 of its 232
+        // bytes + shared info), and the peer's state line read by both.
+        sock_lines: 6,
         // [EST] WC §1.6: "a few µs per side" per TCP_RR transaction: tcp_sendmsg + IP + loopback
         // xmit + NET_RX softirq (tcp_v4_rcv, on the sender's CPU) ≈ 2.5 µs; tcp_recvmsg ≈ 1 µs.
         tcp_send: 2_500,
