@@ -5,6 +5,8 @@
 //! | `getppid` loop | `syscall` | direct |
 //! | pipe write+read, 32 KiB vs 64 B | `copy_ps_per_byte` | direct |
 //! | unix socketpair 100 B write + read, one thread | `unix_send`, `unix_recv` | direct, minus syscalls and copies |
+//! | pipe 100 B write + read, one thread | `pipe_send`, `pipe_recv` | direct, minus syscalls and copies |
+//! | one cache line bounced between two pinned threads, per distance class | `line.<class>` | direct (half a round trip) |
 //! | `taskset -c C perf bench sched pipe -T`, natively | `context_switch` | model solved to match |
 //! | the same with processes | `context_switch_mm` | model solved to match |
 //! | futex wake, target CPU idle minus target busy | idle state `exit_latency` | direct |
@@ -73,7 +75,7 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
     let features = Features::for_kernel(wakesim_model::features::NEWEST_KERNEL).map_err(UserError)?;
     let cpus = sys::allowed_cpus();
     let pairs = distance_pairs(&machine, &cpus);
-    let total = 5 + 2 * pairs.len().max(1);
+    let total = 5 + 3 * pairs.len().max(1);
     let mut p = wakesim_costs::profile_for("host")?;
     p.name = "host-calibrated".into();
     let mut notes: BTreeMap<String, String> = BTreeMap::new();
@@ -103,15 +105,20 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
     let sock = summarise(calib::channel_pair_ns(true, 100, 20_000 / scale, reps));
     if let Ok(s) = &sock {
         let extra = (s.median - 2.0 * p.syscall as f64 - 2.0 * p.copy(100) as f64).max(0.0);
-        let base = (p.unix_send + p.unix_recv).max(1) as f64;
-        let send = (extra * p.unix_send as f64 / base).round() as u64;
-        p.unix_recv = (extra.round() as u64).saturating_sub(send);
-        p.unix_send = send;
+        (p.unix_send, p.unix_recv) = split(extra, p.unix_send, p.unix_recv);
         let n = format!("measured: share of (socket pair {:.0} ns − 2 syscalls − 2 copies), pair {}", s.median, note(s, "ns"));
         notes.insert("unix_send".into(), n.clone());
         notes.insert("unix_recv".into(), n);
     }
-    table.push(Measured { what: "pipe 100 B write+read (not fitted)".into(), unit: "ns", result: pipe_pair });
+    if let Ok(s) = &pipe_pair {
+        let extra = (s.median - 2.0 * p.syscall as f64 - 2.0 * p.copy(100) as f64).max(0.0);
+        let (send, recv) = split(extra, p.pipe_send, p.pipe_recv);
+        (p.pipe_send, p.pipe_recv) = (send, recv);
+        let n = format!("measured: share of (pipe pair {:.0} ns − 2 syscalls − 2 copies), pair {}", s.median, note(s, "ns"));
+        notes.insert("pipe_send".into(), n.clone());
+        notes.insert("pipe_recv".into(), n);
+    }
+    table.push(Measured { what: "pipe 100 B write+read".into(), unit: "ns", result: pipe_pair });
     table.push(Measured { what: "unix socket 100 B write+read".into(), unit: "ns", result: sock });
 
     // 4-5. context switch on one CPU: pinned pipe ping-pong, threads then processes.
@@ -153,6 +160,15 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
     let mut exit_set = false;
     for (dist, a, b) in pairs {
         let class = dist.name();
+        // The line transfer first: the wake solve below runs the model, which charges it.
+        progress(step, total, &format!("cache line bounced CPU {a} <-> {b} ({class})"));
+        let line = summarise(calib::line_transfer_ns(a, b, 200_000 / scale, reps));
+        step += 1;
+        if let Ok(s) = &line {
+            p.line.set(dist, s.median.round() as u64);
+            notes.insert(format!("line.{class}"), format!("measured: half a round trip, {}", note(s, "ns")));
+        }
+        table.push(Measured { what: format!("line transfer {a}<->{b} {class}"), unit: "ns", result: line });
         progress(step, total, &format!("futex wakeup CPU {a} -> {b} ({class}), target idle"));
         let idle = summarise(calib::cross_cpu_wake_ns(a, b, false, rounds, reps));
         progress(step + 1, total, &format!("futex wakeup CPU {a} -> {b} ({class}), target busy (SCHED_IDLE spinner)"));
@@ -190,6 +206,14 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
     }
     crate::outln!("wrote {} ({:.1} s); `--machine host` loads it from the default location, `--costs FILE` from anywhere", path.display(), secs);
     Ok(())
+}
+
+/// `total` ns split between a send and a receive side in the ratio of their base values (the
+/// send side allocates and queues, the larger part).
+fn split(total: f64, send: u64, recv: u64) -> (u64, u64) {
+    let base = (send + recv).max(1) as f64;
+    let s = (total * send as f64 / base).round() as u64;
+    (s, (total.round() as u64).saturating_sub(s))
 }
 
 fn summarise(r: std::io::Result<Vec<f64>>) -> Result<Summary, String> {

@@ -8,6 +8,9 @@
 //!   difference per byte is two copies (`copy_page_from_iter` in, `copy_page_to_iter` out).
 //! * [`channel_pair_ns`]: a non-blocking 100-byte write + read on a pipe or unix socketpair —
 //!   the per-message work of the channel beyond the syscall and the copy.
+//! * [`line_transfer_ns`]: two threads pinned to CPUs `a` and `b` bounce one cache line (each
+//!   spins until the counter is odd or even, then increments it): half a round trip is one
+//!   transfer of a line last written by the other CPU.
 //! * [`cross_cpu_wake_ns`]: two threads pinned to CPUs `a` and `b` wake each other through a
 //!   futex; each wake's latency is the wakee's clock after `futex_wait` returns minus the
 //!   waker's clock just before `futex_wake` (one `CLOCK_MONOTONIC`, synchronised across CPUs).
@@ -136,6 +139,58 @@ pub fn channel_pair_ns(socket: bool, bytes: usize, iters: u64, reps: usize) -> i
 /// Mean wake-to-run latency (ns) of futex wakes between CPUs `a` and `b`, both directions, one
 /// figure per repetition of `rounds` round trips. `Err` says why it could not run (affinity
 /// refused, `SCHED_IDLE` refused).
+/// Nanoseconds per one-way cache-line transfer between CPUs `a` and `b`, per repetition of
+/// `rounds` round trips (each the median of [`BURSTS`] bursts, as [`per_op_ns`]).
+pub fn line_transfer_ns(a: usize, b: usize, rounds: u64, reps: usize) -> io::Result<Vec<f64>> {
+    probe(&[a, b], false)?;
+    #[repr(align(128))] // its own line (and the adjacent-line prefetcher's pair)
+    struct Line(AtomicU64);
+    let line = Line(AtomicU64::new(0));
+    let per = (rounds / BURSTS).max(1);
+    let mut out = Vec::with_capacity(reps);
+    for _ in 0..reps {
+        line.0.store(0, Ordering::SeqCst);
+        let line = &line;
+        let fig = std::thread::scope(|s| -> io::Result<f64> {
+            // The peer answers every odd value with the next even one.
+            let peer = s.spawn(move || -> io::Result<()> {
+                sys::pin_to(&[b])?;
+                for i in 0..per * BURSTS {
+                    loop {
+                        match line.0.load(Ordering::Acquire) {
+                            v if v == 2 * i + 1 => break,
+                            u64::MAX => return Ok(()), // the other side gave up
+                            _ => std::hint::spin_loop(),
+                        }
+                    }
+                    line.0.store(2 * i + 2, Ordering::Release);
+                }
+                Ok(())
+            });
+            let mine = (|| {
+                sys::pin_to(&[a])?;
+                let mut i = 0;
+                per_op_ns(per * BURSTS, || {
+                    line.0.store(2 * i + 1, Ordering::Release);
+                    while line.0.load(Ordering::Acquire) != 2 * i + 2 {
+                        std::hint::spin_loop();
+                    }
+                    i += 1;
+                    Ok(())
+                })
+            })();
+            if mine.is_err() {
+                // Release the peer so the scope can end.
+                line.0.store(u64::MAX, Ordering::Release);
+            }
+            peer.join().map_err(|_| io::Error::other("line peer panicked"))??;
+            mine
+        })?;
+        out.push(fig / 2.0);
+    }
+    Ok(out)
+}
+
 pub fn cross_cpu_wake_ns(a: usize, b: usize, busy: bool, rounds: u64, reps: usize) -> io::Result<Vec<f64>> {
     cross_cpu_wake_after_ns(a, b, busy, 0, rounds, reps)
 }

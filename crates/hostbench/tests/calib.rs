@@ -53,3 +53,16 @@ fn pipe_and_socket_message_pairs_give_positive_figures() {
         assert!(v.iter().all(|x| *x > 0.0 && x.is_finite()), "socket={socket}: {v:?}");
     }
 }
+
+#[test]
+fn a_line_bounced_between_two_cpus_gives_a_positive_transfer_time() {
+    let cpus = sys::allowed_cpus();
+    if cpus.len() < 2 {
+        return; // the CLI test covers the one-CPU path
+    }
+    let v = calib::line_transfer_ns(cpus[0], cpus[1], 2_000, 2).unwrap();
+    assert_eq!(v.len(), 2);
+    assert!(v.iter().all(|x| *x > 0.0 && x.is_finite()), "{v:?}");
+    let e = calib::line_transfer_ns(0, 1000, 10, 1).unwrap_err();
+    assert!(e.to_string().contains("CPU 1000"), "{e}");
+}
