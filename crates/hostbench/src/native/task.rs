@@ -144,6 +144,7 @@ fn exec(prog: &[Op], cx: &Ctx) -> Result<(), String> {
             Op::Barrier { id, parties } => barrier(cx.shm.barrier(id), parties, cx.shared),
             Op::Lock { id } => lock(cx.shm.lock(id), cx.shared),
             Op::Unlock { id } => unlock(cx.shm.lock(id), cx.shared),
+            Op::CpuSpinLock { .. } | Op::CpuSpinUnlock { .. } => return Err("per-CPU user-space locks are not run natively yet".into()),
             Op::CallFunc { .. } | Op::CallFuncAll { .. } => {
                 return Err("smp_call_function is kernel-only: cannot run natively".into())
             }
