@@ -56,10 +56,6 @@ pub fn check(w: &Workload) -> Result<(), NativeError> {
     if kernel_only {
         return Err(NativeError::Unsupported(w.name.clone(), "it calls smp_call_function_single (kernel-only)".into()));
     }
-    let cpu_locks = w.tasks.iter().flat_map(|t| &t.program).any(|op| matches!(op, Op::CpuSpinLock { .. } | Op::CpuSpinUnlock { .. }));
-    if cpu_locks {
-        return Err(NativeError::Unsupported(w.name.clone(), "per-CPU user-space locks are not run natively yet".into()));
-    }
     Ok(())
 }
 
