@@ -84,7 +84,13 @@ impl Sim {
             self.wake.cpu_lock_migrated += 1;
             unlock_cost = self.cpu_unlock(cpu, t, l);
         }
-        let l = match self.tasks[t as usize].cpu_lock_step {
+        let task = &self.tasks[t as usize];
+        invariant!(
+            !task.cpu_locks_held.iter().any(|&h| h as usize / n == set as usize),
+            "task {} takes a second lock of CPU-lock array {set} (a trylock on its own lock spins forever)",
+            task.name
+        );
+        let l = match task.cpu_lock_step {
             CpuLockStep::Spin(l) => l,
             _ => set * n as u32 + cpu as u32, // sched_getcpu()
         };
@@ -95,7 +101,6 @@ impl Sim {
     /// `before`: user time owed by what the task just did (an unlock's line transfer).
     fn cpu_trylock(&mut self, cpu: usize, t: TaskId, l: u32, before: Time) -> Flow {
         let lock = &mut self.cpu_locks[l as usize];
-        invariant!(lock.holder != t, "task {} re-takes CPU lock {l} it holds (spins forever)", self.tasks[t as usize].name);
         let task = &mut self.tasks[t as usize];
         if lock.holder == NO_TASK {
             lock.holder = t;
