@@ -98,6 +98,30 @@ pub fn futex_wake(w: &AtomicU32, n: u32, shared: bool) -> u32 {
     r.max(0) as u32
 }
 
+/// The CPU the calling thread runs on (`sched_getcpu()`: rseq or the vDSO, no kernel entry on
+/// recent x86 kernels).
+#[inline]
+pub fn current_cpu() -> io::Result<usize> {
+    // SAFETY: no arguments; -1 with errno on failure.
+    let c = unsafe { libc::sched_getcpu() };
+    if c < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(c as usize)
+}
+
+/// Number of configured CPUs (`sysconf(_SC_NPROCESSORS_CONF)`): every id `sched_getcpu()` can
+/// return is below it, even after CPUs come online.
+pub fn possible_cpus() -> usize {
+    // SAFETY: plain sysconf query.
+    let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) };
+    if n < 1 {
+        1
+    } else {
+        n as usize
+    }
+}
+
 /// `getppid` through `syscall(2)`, so no libc caching can skip the kernel entry.
 #[inline]
 pub fn null_syscall() {

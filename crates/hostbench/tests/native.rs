@@ -93,3 +93,62 @@ fn kernel_only_ops_are_refused_before_anything_runs() {
     let w = cmd("ipistorm numipi=100 single=1 offset=1 cpulist=0 wait=1");
     assert!(matches!(native::check(&w), Err(NativeError::Unsupported(..))));
 }
+
+/// `rounds` × (per-CPU lock, mark 1, `work` ns, mark 2, unlock) for each task, as schbench's
+/// `do_work()` without `-L`.
+fn cpu_lockers(allowed: &[Option<CpuSet>], rounds: u64, work: u64) -> Workload {
+    let prog = vec![
+        Op::LoopStart { count: rounds, end: 6 },
+        Op::CpuSpinLock { set: 0 },
+        Op::Mark(1),
+        Op::Compute(wakesim_workloads::Dur::Fixed(work)),
+        Op::Mark(2),
+        Op::CpuSpinUnlock { set: 0 },
+        Op::LoopEnd { start: 0 },
+    ];
+    let tasks = allowed.iter().enumerate().map(|(i, a)| TaskSpec { mm: 1, allowed: *a, ..TaskSpec::new(format!("l{i}"), prog.clone()) }).collect();
+    Workload { name: "cpu-locks".into(), tasks, channels: vec![], futexes: 0, reporter: cmd("perf bench sched pipe -l 1").reporter, duration: None }
+}
+
+/// Each task's (start, end) critical sections from its marks 1 and 2.
+fn sections(r: &native::NativeRun) -> Vec<(u64, u64, u32)> {
+    let mut open = std::collections::HashMap::new();
+    let mut v = Vec::new();
+    for m in &r.outcome.marks {
+        match m.mark {
+            1 => {
+                open.insert(m.task, m.time);
+            }
+            2 => v.push((open.remove(&m.task).expect("mark 2 after mark 1"), m.time, m.task)),
+            _ => {}
+        }
+    }
+    v.sort_unstable();
+    v
+}
+
+#[test]
+fn per_cpu_spinlock_excludes_tasks_stacked_on_one_cpu() {
+    // Both threads on one CPU: always the same lock. When the kernel preempts the holder the
+    // other spins until the holder runs again and unlocks; the sections never overlap.
+    let cpu = wakesim_hostbench::sys::allowed_cpus()[0];
+    let one = Some(CpuSet::from_cpus([cpu]));
+    let w = cpu_lockers(&[one, one], 100, 50_000);
+    let r = native::run(&w, &OPTS).unwrap();
+    assert!(!r.outcome.capped);
+    assert!(r.outcome.task_exit.iter().all(Option::is_some));
+    let s = sections(&r);
+    assert_eq!(s.len(), 200, "every round of both tasks held the lock once");
+    for p in s.windows(2) {
+        assert!(p[0].1 <= p[1].0, "critical sections overlap: {:?} and {:?}", p[0], p[1]);
+    }
+}
+
+#[test]
+fn per_cpu_spinlock_completes_for_unpinned_tasks_that_may_migrate() {
+    let w = cpu_lockers(&[None, None, None], 200, 20_000);
+    let r = native::run(&w, &OPTS).unwrap();
+    assert!(!r.outcome.capped);
+    assert!(r.outcome.task_exit.iter().all(Option::is_some), "no lock was left held");
+    assert_eq!(sections(&r).len(), 600);
+}

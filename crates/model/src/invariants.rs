@@ -26,6 +26,7 @@ impl Sim {
     /// Full check: every live task is in exactly one place (running, queued on one rq, on one
     /// wakelist, in transit, or blocked).
     pub fn check_invariants_full(&self) {
+        self.check_cpu_locks();
         let mut seen = vec![0u32; self.tasks.len()];
         for (i, c) in self.cpus.iter().enumerate() {
             for &t in &c.cfs.queued {

@@ -23,6 +23,7 @@
 //! | `syscalls` | the behaviour language: compute, pipes/sockets, futexes, sleeps, exit |
 //! | `locks` | rq locks as FIFO spinlocks with cache-line hand-off |
 //! | `lines` | shared cache lines and short locks: owner, transfer, serialised writers |
+//! | [`user_locks`] | schbench's per-CPU user-space spinlock (`lock_this_cpu`) |
 //! | `features` | the feature registry (features.h) |
 //! | [`trace`] | the optional schedule recorder behind `wakesim run --trace` |
 //!
@@ -85,6 +86,7 @@ mod syscalls;
 pub mod trace;
 mod ttwu;
 pub mod tunables;
+pub mod user_locks;
 #[doc(hidden)] pub mod testkit;
 
 pub use features::Features;

@@ -42,6 +42,9 @@ pub struct Sim {
     pub barriers: Vec<Barrier>,
     pub shared_runq: crate::shared_runq::SharedRunq,
     pub mutexes: Vec<Mutex>,
+    /// Per-CPU user-space locks (`user_locks`): array `set`'s lock of CPU `c` is
+    /// `cpu_locks[set * nr_cpus + c]`.
+    pub cpu_locks: Vec<crate::user_locks::CpuLock>,
     pub programs: Vec<Program>,
     /// SMT siblings of each CPU including itself, ascending (`cpu_smt_mask` as a list, so the hot
     /// path does not scan a 1024-bit set).
@@ -241,12 +244,13 @@ impl Sim {
             .collect();
         let futexes = (0..wl.futexes).map(|_| Futex::default()).collect();
         // Barriers and mutexes are named by id in the programs; size their tables up front.
-        let (mut nb, mut nm) = (0usize, 0usize);
+        let (mut nb, mut nm, mut nsets) = (0usize, 0usize, 0usize);
         for (ts, prog) in wl.tasks.iter().zip(&programs) {
             for op in prog {
                 match *op {
                     Op::Barrier { id, .. } => nb = nb.max(id as usize + 1),
                     Op::Lock { id } | Op::Unlock { id } => nm = nm.max(id as usize + 1),
+                    Op::CpuSpinLock { set } | Op::CpuSpinUnlock { set } => nsets = nsets.max(set as usize + 1),
                     Op::CallFunc { cpu, .. } if cpu as usize >= n => {
                         return Err(format!("task '{}' calls a function on CPU {cpu}, but machine '{}' has {n} CPUs", ts.name, m.name));
                     }
@@ -256,6 +260,7 @@ impl Sim {
         }
         let barriers = vec![Barrier::default(); nb];
         let mutexes = vec![Mutex::default(); nm];
+        let cpu_locks = (0..nsets * n).map(|i| crate::user_locks::CpuLock::new((i % n) as u32)).collect();
         let nt = wl.tasks.len() as u32;
         let smt = (0..n).map(|c| m.topo.smt_mask[c].iter().map(|x| x as u32).collect()).collect();
         let llc_cpus: Vec<Vec<u32>> = llcs.iter().map(|l| l.span.iter().map(|x| x as u32).collect()).collect();
@@ -283,6 +288,7 @@ impl Sim {
             futexes,
             barriers,
             mutexes,
+            cpu_locks,
             programs,
             rd_overloaded: false,
             rd_line_owner: 0,
@@ -375,6 +381,8 @@ fn new_task(
         wake_list: VecDeque::new(),
         timer_next: 0,
         smt_throughput: 1.15,
+        cpu_lock_step: crate::user_locks::CpuLockStep::Idle,
+        cpu_locks_held: Vec::new(),
     }
 }
 

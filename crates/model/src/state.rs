@@ -110,6 +110,10 @@ pub struct Task {
     pub timer_next: Time,
     /// Core throughput with both SMT siblings busy, for this task's code.
     pub smt_throughput: f64,
+    /// What the task's current `CpuSpinLock` op is doing (`user_locks`).
+    pub cpu_lock_step: crate::user_locks::CpuLockStep,
+    /// Per-CPU user locks the task holds (indices into `Sim::cpu_locks`).
+    pub cpu_locks_held: Vec<u32>,
 }
 
 /// Function-call CSDs queued on a CPU's `call_single_queue` (the ttwu wakelist shares it).

@@ -1,6 +1,7 @@
 //! Task programs: user-space compute and the system calls of the behaviour language, with pipe
 //! and socket semantics (fs/pipe.c, net/unix: a reader blocks on an empty buffer, a writer on a
 //! full one; wakeups are WF_SYNC), futexes (non-sync `wake_up_q`), hrtimer sleeps and exit.
+//! Per-CPU user-space spinlocks run here as user code, in `user_locks`.
 //!
 //! Phases of `Frame::Sys`: 0 syscall entry (+ copy), 1 wake the waiter found, 2 return,
 //! 4 wake every task on the wake list, 5 execute the op (retried here after blocking),
@@ -51,7 +52,7 @@ impl Sim {
     }
 
     /// Runs the current task's remaining user work.
-    fn start_user(&mut self, cpu: usize) -> Flow {
+    pub(crate) fn start_user(&mut self, cpu: usize) -> Flow {
         if self.cpus[cpu].debt > 0 {
             // Kernel work owed (e.g. by the syscall return path) runs before user code resumes.
             return self.busy(cpu, 0, Frame::User);
@@ -74,7 +75,9 @@ impl Sim {
         let t = self.curr(cpu) as usize;
         self.tasks[t].compute_left = 0;
         let c = &mut self.cpus[cpu];
-        c.busy_time += self.q.now() - c.user_start;
+        let ran = self.q.now() - c.user_start;
+        c.busy_time += ran;
+        self.note_user_time(t, ran);
     }
 
     /// Stops user work at `now` (an interrupt, or a change of SMT speed), keeping what is left.
@@ -89,6 +92,7 @@ impl Sim {
         c.mode = Mode::Kernel;
         let left = &mut self.tasks[t].compute_left;
         *left = left.saturating_sub(done).max(1);
+        self.note_user_time(t, elapsed);
     }
 
     /// A CPU started or stopped running a task: its SMT siblings' user work changes speed.
@@ -108,6 +112,11 @@ impl Sim {
     /// Bottom frame of a task: interprets its program until it computes or enters the kernel.
     pub(crate) fn user_frame(&mut self, cpu: usize) -> Flow {
         let t = self.curr(cpu);
+        if self.cpu_spin_resumable(t) {
+            // Its lock was released while it was away from user space: the spin loop's next
+            // trylock comes at once.
+            self.tasks[t as usize].compute_left = 0;
+        }
         if self.tasks[t as usize].compute_left > 0 {
             return self.start_user(cpu);
         }
@@ -152,6 +161,20 @@ impl Sim {
                     task.pc += 1;
                     let rec = MarkRecord { mark: id, task: t - self.first_task, time: self.q.now() };
                     self.marks.push(rec);
+                }
+                // User-space per-CPU locks (user_locks): no syscall.
+                Op::CpuSpinLock { set } => {
+                    if let Some(flow) = self.cpu_spin_lock(cpu, t, set) {
+                        return flow;
+                    }
+                }
+                Op::CpuSpinUnlock { set } => {
+                    task.pc += 1;
+                    let cost = self.cpu_spin_unlock(cpu, t, set);
+                    if cost > 0 {
+                        self.tasks[t as usize].compute_left = cost;
+                        return self.start_user(cpu);
+                    }
                 }
                 _ => return self.call(cpu, Frame::User, Frame::Sys { phase: 0 }),
             }
@@ -412,6 +435,7 @@ impl Sim {
             Some(Op::Exit) | None => {
                 let now = self.now();
                 let task = &mut self.tasks[t as usize];
+                wakesim_engine::invariant!(task.cpu_locks_held.is_empty(), "task {} exits holding CPU locks {:?}", task.name, task.cpu_locks_held);
                 task.state = TState::Dead;
                 task.exit_time = Some(now);
                 self.live_tasks -= 1;

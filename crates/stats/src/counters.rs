@@ -168,6 +168,17 @@ pub struct WakeStats {
     pub tg_wait: u64,
     /// Datagrams dropped at a full receive buffer (`UDP_MIB_RCVBUFERRORS`).
     pub dgram_drops: u64,
+    /// Per-CPU user-space locks (schbench's `lock_this_cpu()`): acquisitions, those that had
+    /// to spin first, user time spent spinning (ns), and acquisitions given back because the
+    /// task had migrated since it sampled its CPU. Absent in files from before them: 0.
+    #[serde(default)]
+    pub cpu_lock_acquires: u64,
+    #[serde(default)]
+    pub cpu_lock_contended: u64,
+    #[serde(default)]
+    pub cpu_lock_spin: u64,
+    #[serde(default)]
+    pub cpu_lock_migrated: u64,
 }
 
 /// Newly-idle balancing at one domain level (summed over CPUs).

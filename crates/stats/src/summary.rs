@@ -167,6 +167,20 @@ pub fn summary_text(s: &Stats) -> String {
             dur(avg(w.irq_defer_time, w.irq_deferred))
         ),
     );
+    if w.cpu_lock_acquires > 0 {
+        line(
+            &mut o,
+            "user locks",
+            format!(
+                "per-CPU acquires {}  contended {}  spin {} (avg {})  migrated retries {}",
+                w.cpu_lock_acquires,
+                pct(w.cpu_lock_contended, w.cpu_lock_acquires),
+                dur(w.cpu_lock_spin),
+                dur(avg(w.cpu_lock_spin, w.cpu_lock_contended)),
+                w.cpu_lock_migrated
+            ),
+        );
+    }
     if w.shard_lock_acquires > 0 {
         line(
             &mut o,

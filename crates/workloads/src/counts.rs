@@ -17,6 +17,8 @@ pub struct OpCounts {
     pub call_funcs: u64,
     pub barriers: u64,
     pub locks: u64,
+    /// Per-CPU spinlock takes and releases (`CpuSpinLock`, `CpuSpinUnlock`).
+    pub cpu_locks: u64,
     /// Per channel index: `(sends, bytes sent)`.
     pub sent: Vec<(u64, u64)>,
     /// Per channel index: `(recvs, bytes received)`.
@@ -51,6 +53,7 @@ impl OpCounts {
         self.call_funcs = self.call_funcs.saturating_add(m(o.call_funcs));
         self.barriers = self.barriers.saturating_add(m(o.barriers));
         self.locks = self.locks.saturating_add(m(o.locks));
+        self.cpu_locks = self.cpu_locks.saturating_add(m(o.cpu_locks));
         add_vec(&mut self.sent, &o.sent, k);
         add_vec(&mut self.received, &o.received, k);
     }
@@ -96,6 +99,7 @@ fn walk(prog: &Program, mut pc: usize, end: usize, acc: &mut OpCounts, depth: us
             Op::CallFunc { .. } | Op::CallFuncAll { .. } => acc.call_funcs = acc.call_funcs.saturating_add(1),
             Op::Barrier { .. } => acc.barriers = acc.barriers.saturating_add(1),
             Op::Lock { .. } | Op::Unlock { .. } => acc.locks = acc.locks.saturating_add(1),
+            Op::CpuSpinLock { .. } | Op::CpuSpinUnlock { .. } => acc.cpu_locks = acc.cpu_locks.saturating_add(1),
             Op::FutexWait { .. } => acc.futex_waits = acc.futex_waits.saturating_add(1),
             Op::FutexWake { .. } | Op::FutexWakeWaiters { .. } | Op::FutexWakeAllSync { .. } => {
                 acc.futex_wakes = acc.futex_wakes.saturating_add(1)

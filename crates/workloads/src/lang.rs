@@ -85,6 +85,18 @@ pub enum Op {
     /// handed to the woken waiter).
     Lock { id: u32 },
     Unlock { id: u32 },
+    /// schbench's `lock_this_cpu()` (masoncl/schbench `schbench.c`): take lock `cpu` of the
+    /// per-CPU lock array `set`, where `cpu` is the CPU the task runs on when it starts trying
+    /// (`sched_getcpu()`). Entirely in user space: it busy-spins on `pthread_mutex_trylock()`
+    /// (user CPU time, preemptible like any user code, no syscall) until the lock is free, and
+    /// keeps spinning on that CPU's lock if it is migrated meanwhile. Once it has the lock it
+    /// calls `sched_getcpu()` again; on another CPU it releases the lock and starts over there.
+    /// Each acquisition pays the transfer of the lock's cache line from the CPU that last
+    /// wrote it. Arrays are per process: separate instances use separate `set`s.
+    CpuSpinLock { set: u32 },
+    /// `pthread_mutex_unlock()` of the lock [`Op::CpuSpinLock`] took in `set`. User space only:
+    /// the spinners use `trylock`, so there are no futex waiters to wake.
+    CpuSpinUnlock { set: u32 },
     /// Periodic timer (rt-app `timer`): sleep until the task's next period boundary, counted
     /// from the first call; no sleep if that boundary has passed.
     SleepUntilNext { period: Time },

@@ -91,6 +91,65 @@ fn pinning_follows_schbench() {
     assert_eq!(w.tasks[1].allowed.unwrap().weight(), 8);
 }
 
+/// The ops of worker `i`'s program around its work: what comes right before and after the
+/// matrix multiply `Compute`.
+fn around_work(w: &wakesim_workloads::Workload, i: usize) -> (Op, Op) {
+    let p = &w.tasks[i].program;
+    let k = p.iter().position(|op| matches!(op, Op::Compute(_))).expect("a worker computes");
+    (p[k - 1].clone(), p[k + 1].clone())
+}
+
+#[test]
+fn workers_hold_their_cpus_lock_around_the_work_unless_l_or_c() {
+    let lock = Op::CpuSpinLock { set: schbench::LOCK_SET };
+    let unlock = Op::CpuSpinUnlock { set: schbench::LOCK_SET };
+    let w = build("test-2x4", "schbench -m 2 -t 3");
+    for i in 0..w.tasks.len() {
+        if i % 4 == 0 {
+            assert!(!w.tasks[i].program.contains(&lock), "message threads take no lock");
+        } else {
+            assert_eq!(around_work(&w, i), (lock.clone(), unlock.clone()), "worker {i}");
+        }
+    }
+    // do_work() takes the lock even with nothing to compute.
+    let w = build("test-2x4", "schbench -m 1 -t 1 -n 0");
+    assert!(w.tasks[1].program.windows(2).any(|p| p == [lock.clone(), unlock.clone()]));
+    // -L skips it; so does -C (calibrate_only sets skip_locking); pipe mode does no work.
+    for c in ["schbench -m 1 -t 2 -L", "schbench -m 1 -t 2 --no-locking", "schbench -m 1 -t 2 -C", "schbench -m 1 -t 2 -p 1024"] {
+        let w = build("test-2x4", c);
+        assert_eq!(totals(&w).cpu_locks, 0, "{c}");
+    }
+    // The 2016-2022 version has no lock at all (added in masoncl/schbench@5a425ee, 2023).
+    assert_eq!(totals(&build("test-2x4", "schbench --old -m 1 -t 2")).cpu_locks, 0);
+}
+
+#[test]
+fn copies_of_schbench_each_get_their_own_lock_array() {
+    let w = build_copies("test-2x4", "schbench -m 1 -t 2", 3);
+    for (i, t) in w.tasks.iter().enumerate() {
+        let copy = (i / 3) as u32;
+        for op in &t.program {
+            if let Op::CpuSpinLock { set } | Op::CpuSpinUnlock { set } = op {
+                assert_eq!(*set, copy, "task {i}");
+            }
+        }
+    }
+}
+
+#[test]
+fn stacked_workers_spin_on_the_cpu_lock_and_lose_rps_to_it() {
+    // 16 workers on 8 CPUs: two per CPU at best. The tick preempts a holder mid-request and
+    // the worker that runs next spins away its slice on the same CPU's lock.
+    let cmd = "schbench -m 1 -t 16 -r 1 -n 1";
+    let (w, locked, _) = run_cmd("test-smt2", cmd, 100.0);
+    let (_, free, _) = run_cmd("test-smt2", &format!("{cmd} -L"), 100.0);
+    let lw = &locked.stats.wake;
+    assert!(lw.cpu_lock_contended > 0 && lw.cpu_lock_spin > 0, "{lw:?}");
+    assert_eq!(free.stats.wake.cpu_lock_acquires, 0);
+    let (rl, rf) = (w.reporter.metric(&locked.outcome).value, w.reporter.metric(&free.outcome).value);
+    assert!(rl < rf, "average rps with the lock {rl} should be below -L's {rf}");
+}
+
 #[test]
 fn run_prints_interval_blocks_that_mmtests_reads_and_rps_from_completions() {
     let (w, r, out) = run_cmd("test-smt2", "schbench -m 1 -t 4 -r 4 -i 2 -n 1", 100.0);

@@ -349,6 +349,23 @@ fn call_all_is_smp_call_function_to_every_other_cpu() {
 }
 
 #[test]
+fn cpu_lock_names_a_per_cpu_lock_array_created_by_first_use() {
+    let w = from_toml_str(
+        "[[task]]\nname = \"w{i}\"\ncount = 2\nprogram = [\"cpu_lock a\", \"compute 1ms\", \"cpu_unlock a\", \"cpu_lock own{i}\", \"cpu_unlock own{i}\"]\n",
+        "t.toml",
+    )
+    .unwrap();
+    let p = |t: usize| w.tasks[t].program[..5].to_vec();
+    let (lock, unlock) = (|set| Op::CpuSpinLock { set }, |set| Op::CpuSpinUnlock { set });
+    assert_eq!(p(0), [lock(0), Op::Compute(Dur::Fixed(1_000_000)), unlock(0), lock(1), unlock(1)]);
+    assert_eq!(p(1), [lock(0), Op::Compute(Dur::Fixed(1_000_000)), unlock(0), lock(2), unlock(2)], "a is shared, own{{i}} is per task");
+    assert_eq!(op_counts(&w.tasks[0].program).cpu_locks, 4);
+    let t = |op: &str| format!("[[task]]\nname = \"a\"\nprogram = [\"compute 1us\", \"{op}\"]\n");
+    assert_err(&t("cpu_lock"), 3, "a lock-array name");
+    assert_err(&t("cpu_unlock a b"), 3, "a lock-array name");
+}
+
+#[test]
 fn zero_and_negative_values_are_rejected() {
     let t = |op: &str| {
         format!("futexes = 1\n[[channel]]\nname = \"c\"\n[[task]]\nname = \"t\"\nprogram = [\"{op}\"]\n")

@@ -1,6 +1,6 @@
 //! The state a native run's tasks share, in one [`Shared`] region so that forked processes and
-//! threads see the same words: futex counters, barriers, mutexes, exit times, the mark log and
-//! the first error any task hit.
+//! threads see the same words: futex counters, barriers, mutexes, per-CPU lock arrays, exit
+//! times, the mark log and the first error any task hit.
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
@@ -10,6 +10,10 @@ use wakesim_workloads::{MarkRecord, Op, Workload};
 /// Marks kept per run: 16 bytes each, in `MAP_NORESERVE` memory (untouched pages cost nothing).
 pub const MARK_CAPACITY: usize = 1 << 24;
 const ERR_SLOTS: usize = 32; // 256 bytes of error text
+/// Slots between two per-CPU locks: schbench's `struct per_cpu_lock` is a 40-byte
+/// `pthread_mutex_t` padded by `__attribute__((aligned))` to 16 bytes (x86-64, no `-march`),
+/// so 48 bytes, and neighbouring CPUs' locks share cache lines as they do there.
+const CPU_LOCK_STRIDE: usize = 6;
 
 /// Slot offsets of each array in the region (in 8-byte slots).
 pub struct Shm {
@@ -17,34 +21,40 @@ pub struct Shm {
     futex0: usize,
     barrier0: usize,
     lock0: usize,
+    cpu_lock0: usize,
+    /// CPUs per lock array (`sysconf(_SC_NPROCESSORS_CONF)`).
+    ncpus: usize,
     exit0: usize,
     mark0: usize,
     tasks: usize,
 }
 
-/// Largest barrier / lock id used by any task, plus one.
-fn ids(w: &Workload) -> (usize, usize) {
-    let (mut b, mut l) = (0, 0);
+/// Largest barrier / lock id / per-CPU lock array used by any task, plus one.
+fn ids(w: &Workload) -> (usize, usize, usize) {
+    let (mut b, mut l, mut s) = (0, 0, 0);
     for op in w.tasks.iter().flat_map(|t| &t.program) {
         match *op {
             Op::Barrier { id, .. } => b = b.max(id as usize + 1),
             Op::Lock { id } | Op::Unlock { id } => l = l.max(id as usize + 1),
+            Op::CpuSpinLock { set } | Op::CpuSpinUnlock { set } => s = s.max(set as usize + 1),
             _ => {}
         }
     }
-    (b, l)
+    (b, l, s)
 }
 
 impl Shm {
     pub fn new(w: &Workload) -> std::io::Result<Shm> {
-        let (barriers, locks) = ids(w);
+        let (barriers, locks, sets) = ids(w);
+        let ncpus = crate::sys::possible_cpus();
         let futex0 = 3 + ERR_SLOTS;
         let barrier0 = futex0 + w.futexes as usize;
         let lock0 = barrier0 + 2 * barriers;
-        let exit0 = lock0 + locks;
+        let cpu_lock0 = (lock0 + locks).next_multiple_of(8); // arrays start on a cache line
+        let exit0 = cpu_lock0 + sets * ncpus * CPU_LOCK_STRIDE;
         let mark0 = exit0 + w.tasks.len();
         let mem = Shared::new((mark0 + 2 * MARK_CAPACITY) * 8)?;
-        Ok(Shm { mem, futex0, barrier0, lock0, exit0, mark0, tasks: w.tasks.len() })
+        Ok(Shm { mem, futex0, barrier0, lock0, cpu_lock0, ncpus, exit0, mark0, tasks: w.tasks.len() })
     }
 
     fn u64(&self, i: usize) -> &AtomicU64 {
@@ -76,6 +86,12 @@ impl Shm {
     /// Mutex `i`: 0 free, 1 locked, 2 locked with waiters (Drepper, "Futexes are tricky").
     pub fn lock(&self, i: u32) -> &AtomicU32 {
         self.mem.slot(self.lock0 + i as usize)
+    }
+
+    /// The lock of `cpu` in per-CPU lock array `set`: 0 free, 1 held; `None` for a CPU id
+    /// beyond the configured CPUs.
+    pub fn cpu_lock(&self, set: u32, cpu: usize) -> Option<&AtomicU32> {
+        (cpu < self.ncpus).then(|| self.mem.slot(self.cpu_lock0 + (set as usize * self.ncpus + cpu) * CPU_LOCK_STRIDE))
     }
 
     pub fn record_exit(&self, task: u32, at: u64) {

@@ -1,6 +1,8 @@
 //! One task's program, executed for real: every `Op` of the behaviour language becomes the
 //! system call the model charges for it (a `write`/`read` on a real pipe or socket, a futex wait
-//! or wake, a `clock_nanosleep`), so the kernel does the scheduling the model predicts.
+//! or wake, a `clock_nanosleep`), so the kernel does the scheduling the model predicts. The
+//! per-CPU locks are user space there too: `sched_getcpu()` and a compare-exchange spin on a
+//! lock word in shared memory, as schbench's `lock_this_cpu()`.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -73,6 +75,7 @@ fn exec(prog: &[Op], cx: &Ctx) -> Result<(), String> {
     let mut buf = vec![0u8; biggest];
     let mut loops: Vec<u64> = Vec::new(); // remaining iterations of each open loop
     let mut timer_next = 0u64;
+    let mut cpu_locks: Vec<(u32, usize)> = Vec::new(); // per-CPU locks held: (set, cpu)
     let mut pc = 0usize;
     while pc < prog.len() {
         if cx.shm.failed() {
@@ -144,6 +147,17 @@ fn exec(prog: &[Op], cx: &Ctx) -> Result<(), String> {
             Op::Barrier { id, parties } => barrier(cx.shm.barrier(id), parties, cx.shared),
             Op::Lock { id } => lock(cx.shm.lock(id), cx.shared),
             Op::Unlock { id } => unlock(cx.shm.lock(id), cx.shared),
+            Op::CpuSpinLock { set } => match lock_this_cpu(cx, set)? {
+                Some(cpu) => cpu_locks.push((set, cpu)),
+                None => return Ok(()), // another task failed while this one spun
+            },
+            Op::CpuSpinUnlock { set } => {
+                let i = cpu_locks.iter().position(|&(s, _)| s == set).ok_or("unlocks a per-CPU lock it does not hold")?;
+                let (s, cpu) = cpu_locks.swap_remove(i);
+                if let Some(l) = cx.shm.cpu_lock(s, cpu) {
+                    l.store(0, Ordering::Release); // pthread_mutex_unlock(): no waiters to wake
+                }
+            }
             Op::CallFunc { .. } | Op::CallFuncAll { .. } => {
                 return Err("smp_call_function is kernel-only: cannot run natively".into())
             }
@@ -203,6 +217,28 @@ fn barrier((count, gen): (&AtomicU32, &AtomicU32), parties: u32, shared: bool) {
     }
     while gen.load(Ordering::Acquire) == g {
         sys::futex_wait(gen, g, shared);
+    }
+}
+
+/// schbench's `lock_this_cpu()`: `sched_getcpu()`, spin on `pthread_mutex_trylock()` of that
+/// CPU's lock (a compare-exchange per try, as glibc's `lll_trylock`; no sleeping), then
+/// `sched_getcpu()` again: migrated meanwhile → unlock and start over on the new CPU. Returns
+/// the CPU whose lock is held, or `None` if the run failed while spinning.
+fn lock_this_cpu(cx: &Ctx, set: u32) -> Result<Option<usize>, String> {
+    let cpu_now = || sys::current_cpu().map_err(|e| format!("sched_getcpu: {e}"));
+    loop {
+        let cpu = cpu_now()?;
+        let l = cx.shm.cpu_lock(set, cpu).ok_or_else(|| format!("sched_getcpu() = {cpu}, beyond the configured CPUs"))?;
+        while l.compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed).is_err() {
+            if cx.shm.failed() {
+                return Ok(None);
+            }
+            std::hint::spin_loop();
+        }
+        if cpu_now()? == cpu {
+            return Ok(Some(cpu));
+        }
+        l.store(0, Ordering::Release); // "we got the lock but we migrated"
     }
 }
 

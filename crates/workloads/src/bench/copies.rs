@@ -2,7 +2,8 @@
 //! UnixBench's `Run -c N` (executeBenchmark: N copies started at once, scores summed) and
 //! mmtests' multi-instance netperf (`NR_PAIRS` instances, one log each) run them.
 //!
-//! Each copy gets its own channels, futexes, barriers, mutexes and address spaces; the
+//! Each copy gets its own channels, futexes, barriers, mutexes, per-CPU lock arrays (separate
+//! processes each allocate their own, as schbench's `per_cpu_locks`) and address spaces; the
 //! reporter sees one [`Outcome`] per copy (marks and exits re-indexed to the copy's tasks) and
 //! aggregates through [`Reporter::render_copies`] / [`Reporter::metric_copies`].
 
@@ -15,12 +16,13 @@ pub fn replicate(w: Workload, copies: u32) -> Workload {
     }
     let nt = w.tasks.len() as u32;
     let nch = w.channels.len() as u32;
-    let (mut nbar, mut nmtx) = (0u32, 0u32);
+    let (mut nbar, mut nmtx, mut nset) = (0u32, 0u32, 0u32);
     for t in &w.tasks {
         for op in &t.program {
             match *op {
                 Op::Barrier { id, .. } => nbar = nbar.max(id + 1),
                 Op::Lock { id } | Op::Unlock { id } => nmtx = nmtx.max(id + 1),
+                Op::CpuSpinLock { set } | Op::CpuSpinUnlock { set } => nset = nset.max(set + 1),
                 _ => {}
             }
         }
@@ -43,6 +45,7 @@ pub fn replicate(w: Workload, copies: u32) -> Workload {
                     }
                     Op::Barrier { id, .. } => *id += k * nbar,
                     Op::Lock { id } | Op::Unlock { id } => *id += k * nmtx,
+                    Op::CpuSpinLock { set } | Op::CpuSpinUnlock { set } => *set += k * nset,
                     _ => {}
                 }
             }

@@ -5,7 +5,8 @@
 //! message thread (futex wake, non-sync) and waits on its own futex; when woken it records the
 //! wakeup latency (now − the time the message thread stamped before its wake loop), sleeps
 //! `-s` µs (usleep, a timer wakeup), does `-n` naive matrix multiplies over a `-F` KB
-//! footprint, records the request latency (from before the sleep) and counts one request. A
+//! footprint holding the lock of the CPU it runs on (`lock_this_cpu()`, unless `-L` or `-C`),
+//! records the request latency (from before the sleep) and counts one request. A
 //! message thread waits for posts and wakes every worker that posted. Once a second the main
 //! thread turns the request count into an RPS sample; every `-i` seconds it prints the
 //! wakeup/request/RPS percentiles (fio "plat" buckets, [`super::stats`]) and `current rps`;
@@ -24,8 +25,12 @@
 //!   with both SMT siblings busy; workers get `smt_throughput` 1.1 (matrix code gains little from
 //!   SMT, research §3.6), so one multiply alone on a core costs 16.9/5 × 1.1/2 = 1.86 ms
 //!   **\[EST\]**, scaled by n³ for other footprints;
-//! * the per-CPU lock taken around the work (off with `-L`) is not modelled: the language has
-//!   no lock keyed by the CPU a task runs on, so every run behaves as with `-L`;
+//! * the per-CPU lock around the work (`do_work()` → `lock_this_cpu()`, off with `-L` and
+//!   with `-C`): `CpuSpinLock`/`CpuSpinUnlock` on the process's one lock array (set 0; `--copies`
+//!   gives each copy its own). A worker spins in user space on the lock of the CPU it sampled
+//!   until the holder unlocks, then re-checks its CPU (model: `wakesim_model::user_locks`).
+//!   Two workers stacked on a CPU therefore lose the holder's preempted time to spinning, which
+//!   is how the real benchmark turns placement mistakes into lower RPS and longer requests;
 //! * `sched delay` (from `/proc/<tid>/schedstat`) is not printed: the workload output sees no
 //!   per-task scheduler statistics.
 //!
@@ -58,6 +63,9 @@ pub const SMT_THROUGHPUT: f64 = 1.1;
 pub const NS_PER_MAC: f64 = 16.9e6 / 5.0 / (104.0 * 104.0 * 104.0) * SMT_THROUGHPUT / 2.0;
 /// memset bandwidth for pipe mode's page fills (bytes per ns) **\[EST\]**: ~10 GB/s, one core.
 pub const MEMSET_BYTES_PER_NS: f64 = 10.0;
+
+/// The process's `per_cpu_locks` array (one per schbench process).
+pub const LOCK_SET: u32 = 0;
 
 pub const MARK_WAKE: u32 = 0;
 pub const MARK_WOKEN: u32 = 1;
@@ -311,7 +319,14 @@ pub fn workload(o: &Options, nprocs: u32) -> Result<Workload, WorkloadError> {
                 } else if o.sleep_us > 0 {
                     wp.op(crate::Op::Sleep(Dur::Fixed(o.sleep_us * 1000)));
                 }
+                // do_work(): `if (!skip_locking) lock = lock_this_cpu();` (even with -n 0).
+                if !o.no_locking {
+                    wp.op(crate::Op::CpuSpinLock { set: LOCK_SET });
+                }
                 wp.compute(work);
+                if !o.no_locking {
+                    wp.op(crate::Op::CpuSpinUnlock { set: LOCK_SET });
+                }
             }
             wp.mark(MARK_DONE).end();
             let mut wt = TaskSpec::new("schbench-worker", wp.build());

@@ -257,12 +257,13 @@ fn parse_program(src: &Src, d: &TaskDecl) -> Result<Vec<(usize, Stmt)>, Workload
     Ok(out)
 }
 
-/// Barrier and mutex names, declared by use: ids in order of first appearance; a barrier
-/// keeps the party count (and line) it was first used with.
+/// Barrier, mutex and per-CPU lock-array names, declared by use: ids in order of first
+/// appearance; a barrier keeps the party count (and line) it was first used with.
 #[derive(Default)]
 struct SyncNames {
     barriers: HashMap<String, (u32, u32, usize)>,
     mutexes: HashMap<String, u32>,
+    cpu_lock_sets: HashMap<String, u32>,
 }
 
 /// Compiles the statements for replica `j` of `count`.
@@ -350,6 +351,16 @@ fn compile(
                     Op::Lock { id }
                 } else {
                     Op::Unlock { id }
+                }
+            }
+            Stmt::CpuLock { name } | Stmt::CpuUnlock { name } => {
+                let n = expand(name, j, count, true).map_err(at)?;
+                let next = sync.cpu_lock_sets.len() as u32;
+                let set = *sync.cpu_lock_sets.entry(n).or_insert(next);
+                if matches!(s, Stmt::CpuLock { .. }) {
+                    Op::CpuSpinLock { set }
+                } else {
+                    Op::CpuSpinUnlock { set }
                 }
             }
             Stmt::Every(p) => Op::SleepUntilNext { period: *p },

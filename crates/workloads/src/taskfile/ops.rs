@@ -53,12 +53,16 @@ pub(crate) enum Stmt {
     Barrier { name: String, parties: u32 },
     Lock { name: String },
     Unlock { name: String },
+    /// `cpu_lock A` / `cpu_unlock A`: the lock of the current CPU in per-CPU lock array `A`
+    /// (schbench's `lock_this_cpu()`; `Op::CpuSpinLock`).
+    CpuLock { name: String },
+    CpuUnlock { name: String },
     /// `every 1ms`: periodic timer.
     Every(u64),
 }
 
 const KNOWN: &str =
-    "compute, sleep, send, recv, wait, wake, loop, }, mark, exit, call, barrier, lock, unlock, every";
+    "compute, sleep, send, recv, wait, wake, loop, }, mark, exit, call, barrier, lock, unlock, cpu_lock, cpu_unlock, every";
 
 /// Parses one line; `Ok(None)` for blank and comment-only lines. `#` starts a comment.
 pub(crate) fn parse_stmt(line: &str) -> Result<Option<Stmt>, String> {
@@ -189,6 +193,15 @@ pub(crate) fn parse_stmt(line: &str) -> Result<Option<Stmt>, String> {
                 Stmt::Lock { name }
             } else {
                 Stmt::Unlock { name }
+            }
+        }
+        "cpu_lock" | "cpu_unlock" => {
+            nargs(1, "a lock-array name, e.g. 'cpu_lock percpu'")?;
+            let name = name_arg(rest[0])?;
+            if op == "cpu_lock" {
+                Stmt::CpuLock { name }
+            } else {
+                Stmt::CpuUnlock { name }
             }
         }
         "every" => {
