@@ -7,6 +7,7 @@
 //! | unix socketpair 100 B write + read, one thread | `unix_send`, `unix_recv` | direct, minus syscalls and copies |
 //! | pipe 100 B write + read, one thread | `pipe_send`, `pipe_recv` | direct, minus syscalls and copies |
 //! | one cache line bounced between two pinned threads, per distance class | `line.<class>` | direct (half a round trip) |
+//! | a pipe / socketpair handed between two pinned threads (nearest pair), no sleeping | `pipe_lines`, `sock_lines` | (round trip − hot ops − flags) / 4 ops / line |
 //! | `taskset -c C perf bench sched pipe -T`, natively | `context_switch` | model solved to match |
 //! | the same with processes | `context_switch_mm` | model solved to match |
 //! | futex wake, target CPU idle minus target busy | idle state `exit_latency` | direct |
@@ -75,7 +76,7 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
     let features = Features::for_kernel(wakesim_model::features::NEWEST_KERNEL).map_err(UserError)?;
     let cpus = sys::allowed_cpus();
     let pairs = distance_pairs(&machine, &cpus);
-    let total = 5 + 3 * pairs.len().max(1);
+    let total = 5 + 3 * pairs.len().max(1) + 2;
     let mut p = wakesim_costs::profile_for("host")?;
     p.name = "host-calibrated".into();
     let mut notes: BTreeMap<String, String> = BTreeMap::new();
@@ -118,6 +119,7 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
         notes.insert("pipe_send".into(), n.clone());
         notes.insert("pipe_recv".into(), n);
     }
+    let hot_pairs = [pipe_pair.as_ref().ok().map(|s| s.median), sock.as_ref().ok().map(|s| s.median)];
     table.push(Measured { what: "pipe 100 B write+read".into(), unit: "ns", result: pipe_pair });
     table.push(Measured { what: "unix socket 100 B write+read".into(), unit: "ns", result: sock });
 
@@ -151,6 +153,7 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
 
     // 6.. cross-CPU wakeups per distance class, idle target then busy target.
     let mut step = 6;
+    let mut first_pair = true;
     if pairs.is_empty() {
         let why = format!("only one CPU usable (online and allowed: {cpus:?})");
         progress(step, total, &format!("cross-CPU wakeups skipped: {why}"));
@@ -168,7 +171,24 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
             p.line.set(dist, s.median.round() as u64);
             notes.insert(format!("line.{class}"), format!("measured: half a round trip, {}", note(s, "ns")));
         }
+        let line_ns = line.as_ref().ok().map(|s| s.median);
         table.push(Measured { what: format!("line transfer {a}<->{b} {class}"), unit: "ns", result: line });
+        if first_pair {
+            first_pair = false;
+            // Nearest pair only: how many lines a pipe / socket op pulls from the other CPU.
+            for (i, (socket, field)) in [(false, "pipe_lines"), (true, "sock_lines")].into_iter().enumerate() {
+                let kind = if socket { "unix socket" } else { "pipe" };
+                progress(step, total, &format!("{kind} handed CPU {a} <-> {b} without sleeping"));
+                step += 1;
+                let rt = summarise(wakesim_hostbench::handoff::channel_handoff_ns(socket, a, b, 20_000 / scale, reps));
+                if let (Ok(s), Some(hot), Some(l)) = (&rt, hot_pairs[i], line_ns) {
+                    let n = channel_lines(s.median, hot, l);
+                    if socket { p.sock_lines = n } else { p.pipe_lines = n }
+                    notes.insert(field.into(), format!("measured: ({kind} handoff {:.0} ns − 2 hot pairs {hot:.0} − 2 flag lines {l:.0}) / 4 ops / line, handoff {}", s.median, note(s, "ns/rt")));
+                }
+                table.push(Measured { what: format!("{kind} handed {a}<->{b}, 2 writes + 2 reads"), unit: "ns/rt", result: rt });
+            }
+        }
         progress(step, total, &format!("futex wakeup CPU {a} -> {b} ({class}), target idle"));
         let idle = summarise(calib::cross_cpu_wake_ns(a, b, false, rounds, reps));
         progress(step + 1, total, &format!("futex wakeup CPU {a} -> {b} ({class}), target busy (SCHED_IDLE spinner)"));
@@ -206,6 +226,13 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
     }
     crate::outln!("wrote {} ({:.1} s); `--machine host` loads it from the default location, `--costs FILE` from anywhere", path.display(), secs);
     Ok(())
+}
+
+/// Lines a channel op pulls from the other CPU: a handoff round trip (`rt`: two writes and two
+/// reads, each on a channel the other CPU touched last, plus two flag transfers) minus the same
+/// four ops on a hot channel (`hot` is one write + read), over four ops of `line` ns each.
+fn channel_lines(rt: f64, hot: f64, line: f64) -> u64 {
+    ((rt - 2.0 * hot - 2.0 * line) / (4.0 * line.max(1.0))).round().clamp(0.0, 64.0) as u64
 }
 
 /// `total` ns split between a send and a receive side in the ratio of their base values (the

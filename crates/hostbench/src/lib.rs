@@ -5,7 +5,8 @@
 //! * [`calib`]: the microbenchmarks behind `wakesim calibrate` — a cheap syscall, pipe copies of
 //!   small and large writes, a pipe ping-pong pinned to one CPU (threads and processes), and a
 //!   futex ping-pong between two pinned CPUs per distance class, with the target CPU idle or kept
-//!   busy by a `SCHED_IDLE` spinner. Each is repeated; [`Summary`] gives median and spread.
+//!   busy by a `SCHED_IDLE` spinner; [`handoff`]: a pipe or socket handed between two pinned
+//!   CPUs without sleeping. Each is repeated; [`Summary`] gives median and spread.
 //! * [`native`]: the load generators behind `wakesim native` and `wakesim validate`. They run a
 //!   [`wakesim_workloads::Workload`] — the same task graph the simulator runs, built from the same
 //!   command line — on the real kernel, so both sides print the same output format.
@@ -13,6 +14,7 @@
 //! Linux only (`sched_setaffinity`, futexes, `pidfd_open`).
 
 pub mod calib;
+pub mod handoff;
 pub mod native;
 mod summary;
 pub mod sys;

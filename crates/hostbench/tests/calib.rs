@@ -66,3 +66,16 @@ fn a_line_bounced_between_two_cpus_gives_a_positive_transfer_time() {
     let e = calib::line_transfer_ns(0, 1000, 10, 1).unwrap_err();
     assert!(e.to_string().contains("CPU 1000"), "{e}");
 }
+
+#[test]
+fn a_channel_handed_between_two_cpus_gives_a_positive_round_trip() {
+    let cpus = sys::allowed_cpus();
+    if cpus.len() < 2 {
+        return;
+    }
+    for socket in [false, true] {
+        let v = wakesim_hostbench::handoff::channel_handoff_ns(socket, cpus[0], cpus[1], 500, 2).unwrap();
+        assert_eq!(v.len(), 2);
+        assert!(v.iter().all(|x| *x > 0.0 && x.is_finite()), "socket={socket}: {v:?}");
+    }
+}

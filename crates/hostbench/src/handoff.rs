@@ -1,0 +1,103 @@
+//! A pipe or socket handed back and forth between two pinned CPUs without anyone sleeping:
+//! how many of the channel's cache lines each operation pulls from the other CPU.
+//!
+//! Thread A (CPU `a`) writes 100 B into channel 1 and raises a flag; thread B (CPU `b`) spins on
+//! the flag, reads the message, writes 100 B into channel 2 and raises its flag; A spins, reads.
+//! Every write and read finds the channel last touched by the other CPU, so a round trip is
+//! four channel operations on a cold channel, two flag transfers and no wakeup. Against the same
+//! four operations on a hot channel (one thread, [`crate::calib::channel_pair_ns`] twice) the
+//! difference is the channel's line transfers: `wakesim calibrate` divides it by four
+//! operations and by the measured line transfer to get `pipe_lines` / `sock_lines`.
+
+use std::io;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use crate::calib::probe;
+use crate::sys;
+
+const BYTES: usize = 100;
+
+/// A pipe or socketpair: (read end, write end).
+fn channel(socket: bool) -> io::Result<(i32, i32)> {
+    let mut fds = [0; 2];
+    // SAFETY: valid out-array of two ints.
+    let r = unsafe {
+        if socket {
+            libc::socketpair(libc::AF_UNIX, libc::SOCK_STREAM, 0, fds.as_mut_ptr())
+        } else {
+            libc::pipe(fds.as_mut_ptr())
+        }
+    };
+    if r != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok((fds[0], fds[1]))
+}
+
+fn close(fds: &[(i32, i32)]) {
+    for &(r, w) in fds {
+        // SAFETY: closing our own fds.
+        unsafe {
+            libc::close(r);
+            libc::close(w);
+        }
+    }
+}
+
+/// One side: `first` writes first. Spins on `flags[me]` (a user-space flag, so the channel's
+/// lines are touched only by the syscalls), then reads its channel, writes the other.
+fn side(cpu: usize, me: usize, rx: i32, tx: i32, flags: &[AtomicU32; 2], rounds: u64) -> io::Result<()> {
+    sys::pin_to(&[cpu])?;
+    let mut buf = [1u8; BYTES];
+    let send = |buf: &[u8; BYTES]| -> io::Result<()> {
+        // SAFETY: buf is valid for BYTES; one message never fills the channel.
+        let w = unsafe { libc::write(tx, buf.as_ptr() as *const libc::c_void, BYTES) };
+        if w != BYTES as isize {
+            return Err(io::Error::other("short write"));
+        }
+        flags[1 - me].store(1, Ordering::Release);
+        Ok(())
+    };
+    for _ in 0..rounds {
+        if me == 0 {
+            send(&buf)?;
+        }
+        while flags[me].load(Ordering::Acquire) == 0 {
+            std::hint::spin_loop();
+        }
+        flags[me].store(0, Ordering::Relaxed);
+        // SAFETY: buf is valid for BYTES.
+        let r = unsafe { libc::read(rx, buf.as_mut_ptr() as *mut libc::c_void, BYTES) };
+        if r != BYTES as isize {
+            return Err(io::Error::other("short read"));
+        }
+        if me == 1 {
+            send(&buf)?;
+        }
+    }
+    Ok(())
+}
+
+/// Nanoseconds per round trip (two writes, two reads, each on a channel last touched by the
+/// other CPU) between threads pinned to `a` and `b`, per repetition of `rounds` round trips.
+pub fn channel_handoff_ns(socket: bool, a: usize, b: usize, rounds: u64, reps: usize) -> io::Result<Vec<f64>> {
+    probe(&[a, b], false)?;
+    let mut out = Vec::with_capacity(reps);
+    for _ in 0..reps {
+        let chans = [channel(socket)?, channel(socket)?];
+        let flags = [AtomicU32::new(0), AtomicU32::new(0)];
+        let r = std::thread::scope(|s| -> io::Result<f64> {
+            let flags = &flags;
+            // B reads channel 0 and writes channel 1; A the reverse.
+            let peer = s.spawn(move || side(b, 1, chans[0].0, chans[1].1, flags, rounds));
+            let t0 = sys::now_ns();
+            let mine = side(a, 0, chans[1].0, chans[0].1, flags, rounds);
+            let dt = sys::now_ns() - t0;
+            peer.join().map_err(|_| io::Error::other("handoff peer panicked"))??;
+            mine.map(|_| dt as f64 / rounds as f64)
+        });
+        close(&chans);
+        out.push(r?);
+    }
+    Ok(out)
+}
