@@ -238,6 +238,7 @@ impl Sim {
                     send_cost,
                     recv_cost,
                     lines,
+                    wake_writers_at_quarter: ch.kind == ChanKind::UnixStream,
                     ..Default::default()
                 }
             })

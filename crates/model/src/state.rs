@@ -269,6 +269,11 @@ pub struct Chan {
     /// How many lines an op on another CPU than `line.owner` pulls over (`pipe_lines` /
     /// `sock_lines`).
     pub lines: u64,
+    /// Unix stream socket: blocked writers wait in `sock_alloc_send_pskb()` (non-exclusive) and
+    /// `unix_write_space()` wakes them all once the queue is down to a quarter of the send
+    /// buffer (`unix_writable()`: `wmem_alloc << 2 <= sk_sndbuf`). Otherwise (pipes: exclusive
+    /// `wr_wait`) a read that makes room wakes one writer.
+    pub wake_writers_at_quarter: bool,
     /// Datagrams dropped because the buffer was full (`SendDgram`).
     pub dropped: u64,
 }

@@ -289,6 +289,16 @@ impl Sim {
                 ch.bytes -= bytes;
                 self.tasks[t as usize].pc += 1;
                 let sync = ch.sync;
+                if ch.wake_writers_at_quarter {
+                    // unix_write_space(): every blocked writer, once a quarter full or less.
+                    if ch.writers.is_empty() || ch.bytes * 4 > ch.capacity {
+                        return Flow::Pop;
+                    }
+                    let task = &mut self.tasks[t as usize];
+                    task.wake_list.extend(ch.writers.drain(..));
+                    self.set_top(cpu, Frame::Sys { phase: 6 });
+                    return Flow::Again;
+                }
                 if let Some(w) = ch.writers.pop_front() {
                     self.tasks[t as usize].sys_wake = w;
                     self.tasks[t as usize].sys_wake_sync = sync;

@@ -74,3 +74,40 @@ fn writers_on_two_cpus_serialise_on_the_pipe() {
     // overlap (without it the reader's own reads, about half of this, would bound the run).
     assert!(two >= 2 * MSGS * hold, "the stream took {two} ns, below 2 × {MSGS} × {hold} ns of serialised copies");
 }
+
+/// A writer that keeps a channel of 8 messages full while its slower reader (5 µs of work per
+/// message) drains `MSGS` messages; returns the wakeups of the run (the writer's, the reader's timer and any
+/// wake of a reader that found the channel empty).
+fn writer_wakeups(kind: wakesim_workloads::ChanKind) -> u64 {
+    let mut chan = pipe("c");
+    chan.kind = kind;
+    chan.capacity = 8 * 100;
+    let reader = vec![
+        Op::Sleep(wakesim_workloads::Dur::Fixed(wakesim_engine::MSEC)),
+        Op::LoopStart { count: MSGS, end: 4 },
+        Op::Recv { chan: 0, bytes: 100 },
+        Op::Compute(wakesim_workloads::Dur::Fixed(5 * wakesim_engine::USEC)),
+        Op::LoopEnd { start: 1 },
+        Op::Exit,
+    ];
+    let writer = vec![Op::LoopStart { count: MSGS, end: 2 }, Op::Send { chan: 0, bytes: 100 }, Op::LoopEnd { start: 0 }, Op::Exit];
+    let mut r = TaskSpec::new("reader", reader);
+    r.allowed = Some(CpuSet::from_cpus([0]));
+    let mut w = TaskSpec::new("writer", writer);
+    w.allowed = Some(CpuSet::from_cpus([2]));
+    let wl = Workload { name: "fill".into(), tasks: vec![r, w], channels: vec![chan], futexes: 0, reporter: Box::new(Elapsed), duration: None };
+    let res = sim_with("test-2x4", &wl, 1, |_| {}).run();
+    assert!(!res.outcome.capped);
+    res.stats.wake.wakeups
+}
+
+#[test]
+fn unix_socket_writers_wake_once_the_queue_drains_to_a_quarter_pipe_writers_at_each_read() {
+    use wakesim_workloads::ChanKind;
+    let pipe = writer_wakeups(ChanKind::Pipe);
+    let unix = writer_wakeups(ChanKind::UnixStream);
+    // A pipe read that frees a slot wakes the writer each time the writer is blocked; a unix
+    // socket's writer sleeps until 6 of the 8 queued messages are gone (unix_writable()).
+    assert!(unix * 3 < pipe, "{unix} wakeups with a unix socket, {pipe} with a pipe");
+    assert!(unix >= MSGS / 8, "the unix writer still has to be woken for every refill: {unix}");
+}
