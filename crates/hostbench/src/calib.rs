@@ -95,18 +95,8 @@ pub fn copy_ps_per_byte(iters: u64, reps: usize) -> io::Result<Vec<f64>> {
 /// own work (for a socket: `unix_stream_sendmsg`'s skb allocation and queueing, and
 /// `unix_stream_read_generic`'s dequeue and free). No task blocks, so no scheduler cost enters.
 pub fn channel_pair_ns(socket: bool, bytes: usize, iters: u64, reps: usize) -> io::Result<Vec<f64>> {
-    let mut fds = [0; 2];
-    // SAFETY: valid out-arrays of two ints.
-    let r = unsafe {
-        if socket {
-            libc::socketpair(libc::AF_UNIX, libc::SOCK_STREAM, 0, fds.as_mut_ptr())
-        } else {
-            libc::pipe(fds.as_mut_ptr())
-        }
-    };
-    if r != 0 {
-        return Err(io::Error::last_os_error());
-    }
+    let (r0, w0) = sys::channel_pair(socket)?;
+    let fds = [r0, w0];
     let mut buf = vec![1u8; bytes.max(1)];
     let mut out = Vec::with_capacity(reps);
     let mut res = Ok(());

@@ -17,23 +17,6 @@ use crate::sys;
 
 const BYTES: usize = 100;
 
-/// A pipe or socketpair: (read end, write end).
-fn channel(socket: bool) -> io::Result<(i32, i32)> {
-    let mut fds = [0; 2];
-    // SAFETY: valid out-array of two ints.
-    let r = unsafe {
-        if socket {
-            libc::socketpair(libc::AF_UNIX, libc::SOCK_STREAM, 0, fds.as_mut_ptr())
-        } else {
-            libc::pipe(fds.as_mut_ptr())
-        }
-    };
-    if r != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok((fds[0], fds[1]))
-}
-
 fn close(fds: &[(i32, i32)]) {
     for &(r, w) in fds {
         // SAFETY: closing our own fds.
@@ -84,7 +67,7 @@ pub fn channel_handoff_ns(socket: bool, a: usize, b: usize, rounds: u64, reps: u
     probe(&[a, b], false)?;
     let mut out = Vec::with_capacity(reps);
     for _ in 0..reps {
-        let chans = [channel(socket)?, channel(socket)?];
+        let chans = [sys::channel_pair(socket)?, sys::channel_pair(socket)?];
         let flags = [AtomicU32::new(0), AtomicU32::new(0)];
         let r = std::thread::scope(|s| -> io::Result<f64> {
             let flags = &flags;

@@ -325,3 +325,20 @@ impl OtherLoad {
         Some(Interference { other_pct: pct(b1 - b0 - ours), steal_pct: pct(s1 - s0) })
     }
 }
+
+/// A pipe, or a unix stream socketpair: (read end, write end).
+pub fn channel_pair(socket: bool) -> io::Result<(i32, i32)> {
+    let mut fds = [0; 2];
+    // SAFETY: valid out-array of two ints.
+    let r = unsafe {
+        if socket {
+            libc::socketpair(libc::AF_UNIX, libc::SOCK_STREAM, 0, fds.as_mut_ptr())
+        } else {
+            libc::pipe(fds.as_mut_ptr())
+        }
+    };
+    if r != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok((fds[0], fds[1]))
+}
