@@ -3,7 +3,8 @@
 //! full one; wakeups are WF_SYNC), futexes (non-sync `wake_up_q`), hrtimer sleeps and exit.
 //! Per-CPU user-space spinlocks run here as user code, in `user_locks`.
 //!
-//! Phases of `Frame::Sys`: 0 syscall entry (+ copy), 1 wake the waiter found, 2 return,
+//! Phases of `Frame::Sys`: 0 syscall entry (+ a channel op's copy and work, under its lock),
+//! 1 wake the waiter found, 2 return,
 //! 4 wake every task on the wake list, 5 execute the op (retried here after blocking),
 //! 6 wake every task on the wake list with WF_SYNC,
 //! 7 resume after a sleep, 8 spin until a called function has run (csd_lock_wait),
@@ -185,20 +186,16 @@ impl Sim {
         let t = self.curr(cpu);
         match phase {
             0 => {
-                let cost = match self.cur_op(t) {
+                let op = self.cur_op(t);
+                if let Some((chan, bytes, send)) = op.as_ref().and_then(chan_op) {
                     // The op's own work runs under the channel's lock, after the entry; that
                     // part (with any wait and line transfers) is charged by chan_rmw.
-                    Some(Op::Send { chan, bytes }) | Some(Op::SendDgram { chan, bytes }) => {
-                        let hold = self.c.copy(bytes) + self.chans[chan as usize].send_cost;
-                        self.chan_rmw(cpu, chan, hold, self.c.syscall);
-                        self.c.syscall
-                    }
-                    Some(Op::Recv { chan, bytes }) => {
-                        let hold = self.c.copy(bytes) + self.chans[chan as usize].recv_cost;
-                        self.chan_rmw(cpu, chan, hold, self.c.syscall);
-                        self.c.syscall
-                    }
-                    // A kernel thread calling smp_call_function_single() makes no syscall.
+                    let ch = &self.chans[chan as usize];
+                    let hold = self.c.copy(bytes) + if send { ch.send_cost } else { ch.recv_cost };
+                    self.chan_rmw(cpu, chan, hold, self.c.syscall);
+                }
+                // A kernel thread calling smp_call_function_single() makes no syscall.
+                let cost = match op {
                     Some(Op::CallFunc { .. }) | Some(Op::CallFuncAll { .. }) => self.c.call_function,
                     _ => self.c.syscall,
                 };
@@ -209,7 +206,7 @@ impl Sim {
                 // Woken on a pipe or socket: the op retakes the channel's lock (pipe_read()'s
                 // `mutex_lock(&pipe->mutex)` after `wait_event`), pulling its lines back from
                 // the CPU of the end that woke it.
-                if let Some(Op::Send { chan, .. } | Op::SendDgram { chan, .. } | Op::Recv { chan, .. }) = self.cur_op(t) {
+                if let Some((chan, _, _)) = self.cur_op(t).as_ref().and_then(chan_op) {
                     self.chan_rmw(cpu, chan, 0, 0);
                 }
                 self.busy(cpu, 0, Frame::Sys { phase: 5 })
@@ -453,5 +450,14 @@ impl Sim {
             }
             Some(other) => unreachable!("not a syscall op: {other:?}"),
         }
+    }
+}
+
+/// A pipe or socket op: (channel, bytes, whether it writes).
+fn chan_op(op: &Op) -> Option<(u32, u64, bool)> {
+    match *op {
+        Op::Send { chan, bytes } | Op::SendDgram { chan, bytes } => Some((chan, bytes, true)),
+        Op::Recv { chan, bytes } => Some((chan, bytes, false)),
+        _ => None,
     }
 }
