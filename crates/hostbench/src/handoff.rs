@@ -27,9 +27,21 @@ fn close(fds: &[(i32, i32)]) {
     }
 }
 
-/// One side: `first` writes first. Spins on `flags[me]` (a user-space flag, so the channel's
-/// lines are touched only by the syscalls), then reads its channel, writes the other.
+/// Flag value of a side that failed: the other stops spinning instead of waiting forever.
+const GAVE_UP: u32 = 2;
+
+/// One side: side 0 writes first. Spins on `flags[me]` (a user-space flag, so the channel's
+/// lines are touched only by the syscalls), then reads its channel, writes the other. On an
+/// error it marks the other side's flag [`GAVE_UP`].
 fn side(cpu: usize, me: usize, rx: i32, tx: i32, flags: &[AtomicU32; 2], rounds: u64) -> io::Result<()> {
+    let r = side_rounds(cpu, me, rx, tx, flags, rounds);
+    if r.is_err() {
+        flags[1 - me].store(GAVE_UP, Ordering::Release);
+    }
+    r
+}
+
+fn side_rounds(cpu: usize, me: usize, rx: i32, tx: i32, flags: &[AtomicU32; 2], rounds: u64) -> io::Result<()> {
     sys::pin_to(&[cpu])?;
     let mut buf = [1u8; BYTES];
     let send = |buf: &[u8; BYTES]| -> io::Result<()> {
@@ -45,8 +57,12 @@ fn side(cpu: usize, me: usize, rx: i32, tx: i32, flags: &[AtomicU32; 2], rounds:
         if me == 0 {
             send(&buf)?;
         }
-        while flags[me].load(Ordering::Acquire) == 0 {
-            std::hint::spin_loop();
+        loop {
+            match flags[me].load(Ordering::Acquire) {
+                0 => std::hint::spin_loop(),
+                GAVE_UP => return Err(io::Error::other("the other side of the handoff failed")),
+                _ => break,
+            }
         }
         flags[me].store(0, Ordering::Relaxed);
         // SAFETY: buf is valid for BYTES.
@@ -76,8 +92,13 @@ pub fn channel_handoff_ns(socket: bool, a: usize, b: usize, rounds: u64, reps: u
             let t0 = sys::now_ns();
             let mine = side(a, 0, chans[1].0, chans[0].1, flags, rounds);
             let dt = sys::now_ns() - t0;
-            peer.join().map_err(|_| io::Error::other("handoff peer panicked"))??;
-            mine.map(|_| dt as f64 / rounds as f64)
+            let theirs = peer.join().map_err(|_| io::Error::other("handoff peer panicked"))?;
+            // The side that failed first carries the cause; the other only says it stopped.
+            match (mine, theirs) {
+                (Ok(()), Ok(())) => Ok(dt as f64 / rounds as f64),
+                (Err(e), Ok(())) | (Ok(()), Err(e)) => Err(e),
+                (Err(a), Err(b)) => Err(if a.to_string().contains("other side") { b } else { a }),
+            }
         });
         close(&chans);
         out.push(r?);
