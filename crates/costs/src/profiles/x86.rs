@@ -146,19 +146,22 @@ pub(crate) fn generic() -> CostProfile {
         // [EST] unix_stream_sendmsg: skb alloc + queue + sock_def_readable; recv: dequeue + free.
         unix_send: 400,
         unix_recv: 300,
-        // [EST] fs/pipe.c: pipe_write() takes pipe->mutex, merges into the last buffer or sets up
-        // a slot, updates head; pipe_read() the same on the tail side. About a third of the
-        // non-copy part of a 100 B write + read pair measured on a Xeon (~0.55 µs incl. two
-        // syscalls of ~0.16 µs); `wakesim calibrate` measures it.
+        // fs/pipe.c: pipe_write() takes pipe->mutex, merges into the last buffer or sets up a
+        // slot, updates head; pipe_read() the same on the tail side. A 100 B write + read pair
+        // measured 0.54–0.70 µs on the development VM (Sapphire Rapids), of which two syscalls
+        // are ~0.32 µs and the copies ~0.02: ~200 ns left for the two, split 11:9 [EST] (the
+        // writer sets up the slot). `wakesim calibrate` measures the pair on the host.
         pipe_send: 110,
         pipe_recv: 90,
         // [EST] fs/pipe.c, lines both ends write: pipe->mutex (mutex_lock/unlock by each op),
         // head/tail (pipe_update_tail by the reader, head by the writer), the pipe_buffer slot
-        // (len/offset), and the data line the writer fills and the reader drains.
+        // (len/offset), and the data line the writer fills and the reader drains. `wakesim
+        // calibrate`'s handoff measured 6 on the development VM (a serial-miss equivalent).
         pipe_lines: 4,
         // [EST] net/unix/af_unix.c: other->sk_receive_queue.lock and its list head, the skb's
         // header lines (written by the sender, read and freed by the receiver: ~4 of its 232
-        // bytes + shared info), and the peer's state line read by both.
+        // bytes + shared info), and the peer's state line read by both. Measured 10 on the
+        // development VM (the receiver's free also writes the sender's sk_wmem_alloc and slab).
         sock_lines: 6,
         // [EST] WC §1.6: "a few µs per side" per TCP_RR transaction: tcp_sendmsg + IP + loopback
         // xmit + NET_RX softirq (tcp_v4_rcv, on the sender's CPU) ≈ 2.5 µs; tcp_recvmsg ≈ 1 µs.
