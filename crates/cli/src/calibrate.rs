@@ -76,7 +76,7 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
     let features = Features::for_kernel(wakesim_model::features::NEWEST_KERNEL).map_err(UserError)?;
     let cpus = sys::allowed_cpus();
     let pairs = distance_pairs(&machine, &cpus);
-    let total = 5 + 3 * pairs.len().max(1) + 2;
+    let total = 5 + 3 * pairs.len().max(1) + if pairs.is_empty() { 0 } else { 2 };
     let mut p = wakesim_costs::profile_for("host")?;
     p.name = "host-calibrated".into();
     let mut notes: BTreeMap<String, String> = BTreeMap::new();

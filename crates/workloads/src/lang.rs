@@ -46,7 +46,9 @@ pub enum Op {
     /// `UDP_MIB_RCVBUFERRORS`), after the sender paid the send; else as `Send`. The sender does
     /// not learn of the drop: the receiver's count is lower.
     SendDgram { chan: u32, bytes: u64 },
-    /// `read(chan, bytes)`: blocks until `bytes` are buffered; wakes one waiting writer.
+    /// `read(chan, bytes)`: blocks until `bytes` are buffered. On a pipe a read that makes room
+    /// wakes one waiting writer (exclusive `wr_wait`); on a unix stream socket every waiting
+    /// writer once a quarter of the buffer or less is left (`unix_write_space()`).
     Recv { chan: u32, bytes: u64 },
     /// Futex wait: returns at once if the futex was signalled by `FutexWakeAllSync`, else
     /// consumes a pending `FutexWake` if there is one, else blocks.
