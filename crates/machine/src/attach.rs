@@ -47,6 +47,8 @@ impl Machine {
             arch,
             cost_profile: cost_profile.into(),
             max_cstate: None,
+            hz: None,
+            base_slice: None,
             topo,
             domains,
             sd_llc: vec![None; n],

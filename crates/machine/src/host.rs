@@ -40,6 +40,8 @@ pub fn host() -> Result<Machine, MachineError> {
         },
     };
     let mut m = host_from_sysfs_with(Path::new("/sys"), &opts)?;
+    m.hz = crate::kconfig::running_kernel_hz();
+    m.base_slice = crate::kconfig::running_base_slice_ns();
     if let Some(model) = model {
         m.description = format!("{} ({model})", m.description);
     }

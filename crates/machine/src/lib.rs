@@ -27,6 +27,7 @@ mod degenerate;
 mod domains;
 mod groups;
 mod host;
+pub mod kconfig;
 mod levels;
 mod presets;
 mod print;
@@ -99,6 +100,12 @@ pub struct Machine {
     /// Deepest idle state the box enables (`intel_idle.max_cstate=N`: C-states counted from 1,
     /// the POLL state not counted); `None` = every state of the cost profile.
     pub max_cstate: Option<u32>,
+    /// CONFIG_HZ of the box's kernel: the tick, and every interval kept in jiffies. `None` =
+    /// the model's default, 1000 (`wakesim_model::tunables`).
+    pub hz: Option<u64>,
+    /// `sysctl_sched_base_slice` in ns when known from the running kernel (`--machine host`);
+    /// `None` = the model's default for the CPU count.
+    pub base_slice: Option<u64>,
     pub topo: Topology,
     /// `domains[cpu]`: the CPU's sched domains bottom-up (index 0 = lowest level), after
     /// degenerate levels were removed, as `cpu_attach_domain()` leaves them.

@@ -79,7 +79,15 @@ fn header(m: &Machine) -> String {
         Arch::X86 => "x86",
         Arch::Arm64 => "arm64",
     };
-    let _ = writeln!(out, "  arch {arch}, cost profile {}", m.cost_profile);
+    let hz = m.hz.map_or("1000 (default)".to_string(), |h| h.to_string());
+    let slice = m.base_slice.map_or("the kernel default".to_string(), |s| {
+        format!("{:.2} ms", s as f64 / 1e6)
+    });
+    let _ = writeln!(
+        out,
+        "  arch {arch}, cost profile {}, HZ {hz}, base slice {slice}",
+        m.cost_profile
+    );
     let _ = writeln!(
         out,
         "  {} CPUs, {} cores, {} threads/core, {} LLCs{}, {} packages, {} NUMA nodes",

@@ -32,6 +32,8 @@ pub struct MachineSpec {
     pub node_reclaim_distance: u32,
     /// `intel_idle.max_cstate=N` / `processor.max_cstate=N` (see [`Machine::max_cstate`]).
     pub max_cstate: Option<u32>,
+    /// CONFIG_HZ of the box's kernel (see [`Machine::hz`]).
+    pub hz: Option<u64>,
     pub shape: Shape,
     /// `node_distance` table, indexed by node id.
     pub numa_distance: Vec<Vec<u32>>,
@@ -204,6 +206,7 @@ impl MachineSpec {
             &opts,
         )?;
         m.max_cstate = self.max_cstate;
+        m.hz = self.hz;
         Ok(m)
     }
 }

@@ -4,6 +4,7 @@ use std::path::Path;
 
 use toml::Spanned;
 
+use crate::kconfig::HZ_CHOICES;
 use crate::spec::{
     MachineSpec, RegularShape, Shape, DEFAULT_SIBLING_NODE_DISTANCE, DEFAULT_SOCKET_DISTANCE,
 };
@@ -94,6 +95,19 @@ impl Ctx<'_> {
             Some(d) => *d.get_ref(),
             None => RECLAIM_DISTANCE,
         };
+        if let Some(h) = raw
+            .hz
+            .as_ref()
+            .filter(|h| !HZ_CHOICES.contains(h.get_ref()))
+        {
+            return Err(self.err(
+                h,
+                format!(
+                    "'hz' must be one of {HZ_CHOICES:?} (CONFIG_HZ's choices), not {}",
+                    h.get_ref()
+                ),
+            ));
+        }
         let scalar = raw
             .socket_distance
             .as_ref()
@@ -115,6 +129,7 @@ impl Ctx<'_> {
             cost_profile,
             node_reclaim_distance,
             max_cstate: raw.max_cstate.as_ref().map(|v| *v.get_ref()),
+            hz: raw.hz.as_ref().map(|v| *v.get_ref()),
             shape,
             numa_distance,
         };

@@ -212,3 +212,14 @@ fn format_md_examples_build() {
     assert_eq!(odd.level_names(3), ["NUMA"]);
     assert_eq!(odd.domains[3][0].groups.len(), 2);
 }
+
+#[test]
+fn hz_is_the_kernels_config_hz_and_defaults_to_none() {
+    let m = from_toml_str("sockets = 1\ncores_per_llc = 2\nhz = 250\n", "m.toml").unwrap();
+    assert_eq!(m.hz, Some(250));
+    let m = from_toml_str("sockets = 1\ncores_per_llc = 2\n", "m.toml").unwrap();
+    assert_eq!(m.hz, None, "the model's default applies");
+    let (line, msg) = file_err("sockets = 1\ncores_per_llc = 2\nhz = 500\n");
+    assert_eq!(line, 3);
+    assert!(msg.contains("'hz'") && msg.contains("500"), "{msg}");
+}
