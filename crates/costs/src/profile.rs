@@ -142,14 +142,24 @@ pub struct CostProfile {
     /// (ring head/tail update, buffer merge or slot setup, `was_empty`/`was_full` checks).
     pub pipe_send: u64,
     pub pipe_recv: u64,
-    /// Cache lines of a pipe that both ends write, a count, not ns: `pipe->mutex`, the ring's
-    /// head/tail word, the `pipe_buffer` slot and the data line being filled or drained. An op
-    /// on a CPU other than the last one to touch the pipe pays a transfer for each.
+    /// Cache lines of a pipe's own state that both ends write, a count, not ns: `pipe->mutex`,
+    /// the ring's head/tail word, the `pipe_buffer` slot. An op on a CPU other than the last one
+    /// to touch the pipe pays a transfer for each.
     pub pipe_lines: u64,
     /// The same for a socket pair (unix stream, loopback TCP/UDP): the receive queue's lock and
-    /// head, the skb's header lines written by the sender and read by the receiver, the
-    /// peer's socket state line. A count, not ns.
+    /// head, the peer's socket state and `sk_wmem_alloc`. A count, not ns.
     pub sock_lines: u64,
+    /// Lines of one message that its writer leaves on its CPU and a reader on another CPU
+    /// pulls over, a count per message: a pipe's data lines; a socket's skb, data head, and the
+    /// slab's freelist that the remote free writes.
+    pub pipe_msg_lines: u64,
+    pub sock_msg_lines: u64,
+    /// A CPU's private (L2) cache in bytes: a queued message stays cached until its writer's
+    /// CPU has written this much newer message memory (a reuse-distance model). Bytes, not ns.
+    pub private_cache_bytes: u64,
+    /// Reading a socket message (skb and data head) that left the cache: the reader's extra
+    /// time, ns. Pipes pay none: their data sits in pages the prefetcher streams.
+    pub sock_msg_cold: u64,
     pub tcp_send: u64,
     pub tcp_recv: u64,
     pub udp_send: u64,

@@ -61,4 +61,37 @@ impl Sim {
         self.chans[ch as usize].line = line;
         cost
     }
+
+    /// The reader on `cpu` consumes `bytes` of channel `ch`'s queued messages. A message whose
+    /// writer's CPU has since written more message memory than its private cache holds was
+    /// evicted: the reader pays `msg_cold` for it (a reuse-distance model of that cache). One
+    /// still cached on another CPU is pulled over: `msg_lines` transfers by distance. A message
+    /// is paid for by its first read; what is left of it is then in the reader's cache.
+    pub(crate) fn read_msgs(&mut self, cpu: usize, ch: u32, mut bytes: u64) {
+        let mut cost = 0;
+        let chan = &mut self.chans[ch as usize];
+        while bytes > 0 {
+            let Some(front) = chan.msgs.front_mut() else {
+                break;
+            };
+            if !front.read {
+                self.wake.msgs_read += 1;
+                self.wake.msgs_cross_cpu += u64::from(front.cpu as usize != cpu);
+                if self.msg_written[front.cpu as usize] - front.stamp > self.c.private_cache_bytes {
+                    self.wake.msgs_cold += 1;
+                    cost += chan.msg_cold;
+                } else if front.cpu as usize != cpu {
+                    cost += chan.msg_lines * self.c.line.get(self.m.dist(cpu, front.cpu as usize));
+                }
+            }
+            front.read = true;
+            let take = bytes.min(front.bytes);
+            front.bytes -= take;
+            bytes -= take;
+            if front.bytes == 0 {
+                chan.msgs.pop_front();
+            }
+        }
+        self.charge(cpu, cost);
+    }
 }

@@ -60,6 +60,8 @@ pub struct Sim {
     pub nohz: Nohz,
     /// The task group's `tg->load_avg` cache line.
     pub tg_line: SharedLine,
+    /// Per CPU, message memory written so far (`lines::read_msgs`' reuse distance).
+    pub msg_written: Vec<u64>,
     // statistics
     pub sched: Vec<CpuSchedstat>,
     pub dstat: Vec<Vec<DomainSchedstat>>,
@@ -82,7 +84,13 @@ impl Sim {
         limit_cstates(&mut cfg.costs, cfg.machine.max_cstate);
         let m = cfg.machine;
         let n = m.nr_cpus();
-        let t = Tunables::for_cpus(n);
+        let mut t = Tunables::for_cpus(n);
+        if let Some(hz) = m.hz {
+            t.hz = hz;
+        }
+        if let Some(slice) = m.base_slice {
+            t.base_slice = slice;
+        }
         // LLC index per CPU.
         let mut llc_ids: Vec<u32> = m.llc_id.clone();
         llc_ids.sort_unstable();
@@ -232,6 +240,7 @@ impl Sim {
                     ChanKind::TcpLoopback => (c.tcp_send, c.tcp_recv, c.sock_lines),
                     ChanKind::UdpLoopback => (c.udp_send, c.udp_recv, c.sock_lines),
                 };
+                let skb = ch.kind != ChanKind::Pipe;
                 Chan {
                     capacity: ch.capacity,
                     sync: true,
@@ -239,6 +248,9 @@ impl Sim {
                     recv_cost,
                     lines,
                     wake_writers_at_quarter: ch.kind == ChanKind::UnixStream,
+                    skb,
+                    msg_cold: if skb { c.sock_msg_cold } else { 0 },
+                    msg_lines: if skb { c.sock_msg_lines } else { c.pipe_msg_lines },
                     ..Default::default()
                 }
             })
@@ -295,6 +307,7 @@ impl Sim {
             rd_line_owner: 0,
             nohz: Nohz::default(),
             tg_line: SharedLine::default(),
+            msg_written: vec![0; n],
             sched: vec![CpuSchedstat::default(); n],
             dstat,
             wake: WakeStats::default(),

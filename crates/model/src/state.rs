@@ -274,8 +274,27 @@ pub struct Chan {
     /// buffer (`unix_writable()`: `wmem_alloc << 2 <= sk_sndbuf`). Otherwise (pipes: exclusive
     /// `wr_wait`) a read that makes room wakes one writer.
     pub wake_writers_at_quarter: bool,
+    /// Each write is an skb (sockets: it occupies its truesize until read; a pipe write
+    /// occupies its bytes in the page), what the reader pays for a message that left the cache
+    /// meanwhile (`sock_msg_cold`; pipes 0), and the messages queued.
+    pub skb: bool,
+    pub msg_cold: Time,
+    /// Lines a reader on another CPU pulls over per message (`pipe_msg_lines` / `sock_msg_lines`).
+    pub msg_lines: u64,
+    pub msgs: VecDeque<Msg>,
     /// Datagrams dropped because the buffer was full (`SendDgram`).
     pub dropped: u64,
+}
+
+/// A message queued on a channel: its writer's CPU and the CPU's message-memory count
+/// (`Sim::msg_written`) when it was written, its unread bytes, and whether a read has touched
+/// it (a partly read message is in the reader's cache).
+#[derive(Clone, Copy, Debug)]
+pub struct Msg {
+    pub cpu: u32,
+    pub stamp: u64,
+    pub bytes: u64,
+    pub read: bool,
 }
 
 /// A barrier: arrivals so far in this round and the tasks waiting.

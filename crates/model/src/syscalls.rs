@@ -12,8 +12,9 @@
 
 use crate::exec::{Ev, Flow, Frame};
 use crate::sim::Sim;
-use crate::state::{Mode, TState, TaskId, NO_TASK};
+use crate::state::{Mode, Msg, TState, TaskId, NO_TASK};
 use wakesim_engine::Time;
+use wakesim_workloads::defaults::unix_skb_truesize;
 use wakesim_workloads::{Dur, MarkRecord, Op};
 
 impl Sim {
@@ -267,6 +268,9 @@ impl Sim {
                     return self.block(cpu, t, 9);
                 }
                 ch.bytes += bytes;
+                let stamp = self.msg_written[cpu];
+                self.msg_written[cpu] += if ch.skb { unix_skb_truesize(bytes) } else { bytes };
+                ch.msgs.push_back(Msg { cpu: cpu as u32, stamp, bytes, read: false });
                 self.tasks[t as usize].pc += 1;
                 let sync = ch.sync;
                 if let Some(r) = ch.readers.pop_front() {
@@ -285,6 +289,8 @@ impl Sim {
                 }
                 ch.bytes -= bytes;
                 self.tasks[t as usize].pc += 1;
+                self.read_msgs(cpu, chan, bytes);
+                let ch = &mut self.chans[chan as usize];
                 let sync = ch.sync;
                 if ch.wake_writers_at_quarter {
                     // unix_write_space(): every blocked writer, once a quarter full or less.

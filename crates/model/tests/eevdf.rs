@@ -109,3 +109,19 @@ fn equal_weights_share_one_cpu_equally_in_slices() {
     // Slices of base_slice = 3 ms (8 CPUs), noticed at the next 1 ms tick: 75–100 switches.
     assert!((70..=110).contains(&switches), "context switches in 300 ms: {switches}");
 }
+
+#[test]
+fn a_250_hz_kernel_notices_the_end_of_a_slice_only_at_its_4_ms_tick() {
+    // Two hogs on CPU 1 with the 1.5 ms slice of a 2-CPU machine: a slice ends at the next
+    // tick that sees it (update_curr from sched_tick), every 2 ms at HZ=1000, every 4 ms at 250.
+    let tasks = || vec![pinned(task("a", vec![compute(MSEC * 1000), Op::Exit]), &[1]), pinned(task("b", vec![compute(MSEC * 1000), Op::Exit]), &[1])];
+    let switches = |hz: Option<u64>| {
+        let mut s = sim_with("test-smt2", &workload(tasks(), 0, 0), 1, |cfg| cfg.machine.hz = hz);
+        s.t.base_slice = 1_500 * wakesim_engine::USEC;
+        s.step_until(300 * MSEC);
+        s.tasks[s.task_id(0) as usize].counters.nr_switches + s.tasks[s.task_id(1) as usize].counters.nr_switches
+    };
+    let (at1000, at250) = (switches(None), switches(Some(250)));
+    assert!((140..=160).contains(&at1000), "300 ms at HZ=1000: {at1000} switches");
+    assert!((70..=80).contains(&at250), "300 ms at HZ=250: {at250} switches");
+}

@@ -77,7 +77,7 @@ fn one_task_slice_per_switch_to_a_task_as_schedstat_counts_them() {
     let s = cpu_slices(&events(&tr.to_chrome_json()));
     let pcount: u64 = r.stats.cpus.iter().map(|c| c.pcount).sum();
     let tasks = s.iter().filter(|x| x.4 == "task").count() as u64;
-    assert!(pcount > 50, "{pcount}");
+    assert!(pcount > 20, "{pcount}");
     assert_eq!(tasks, pcount, "task slices vs schedstat pcount");
 }
 

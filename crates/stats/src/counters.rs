@@ -179,6 +179,14 @@ pub struct WakeStats {
     pub cpu_lock_spin: u64,
     #[serde(default)]
     pub cpu_lock_migrated: u64,
+    /// Pipe and socket messages read; of them, read on another CPU than the one that wrote
+    /// them, and read after they left the cache (`sock_msg_cold`).
+    #[serde(default)]
+    pub msgs_read: u64,
+    #[serde(default)]
+    pub msgs_cross_cpu: u64,
+    #[serde(default)]
+    pub msgs_cold: u64,
 }
 
 /// Newly-idle balancing at one domain level (summed over CPUs).

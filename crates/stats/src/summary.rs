@@ -181,6 +181,18 @@ pub fn summary_text(s: &Stats) -> String {
             ),
         );
     }
+    if w.msgs_read > 0 {
+        line(
+            &mut o,
+            "messages",
+            format!(
+                "read {}  written on another CPU {}  evicted before read {}",
+                w.msgs_read,
+                pct(w.msgs_cross_cpu, w.msgs_read),
+                pct(w.msgs_cold, w.msgs_read)
+            ),
+        );
+    }
     if w.shard_lock_acquires > 0 {
         line(
             &mut o,

@@ -41,6 +41,7 @@ const ZEN_LLC_REFILL: u64 = 1_000;
 pub(crate) fn zen3() -> CostProfile {
     CostProfile {
         name: "zen3".into(),
+        private_cache_bytes: 512 << 10, // Zen3: 512 KiB L2 per core (AMD 19h PPR)
         line: LineCosts {
             local: 2,        // [EST] own line: an L1/L2 hit
             smt: 10,         // WC §3.3: EPYC 7763 SMT sibling 10.2 ns (KCORES)
@@ -60,6 +61,7 @@ pub(crate) fn zen3() -> CostProfile {
 pub(crate) fn zen4() -> CostProfile {
     CostProfile {
         name: "zen4".into(),
+        private_cache_bytes: 1 << 20, // Zen4: 1 MiB L2 per core (AMD 19h Genoa PPR)
         line: LineCosts {
             local: 2,        // [EST] own line: an L1/L2 hit
             smt: 10, // WC §3.3: EPYC 9454 (Zen4) SMT sibling 10.3 ns (9654 was measured SMT-off)
@@ -79,6 +81,7 @@ pub(crate) fn zen4() -> CostProfile {
 pub(crate) fn zen4c() -> CostProfile {
     CostProfile {
         name: "zen4c".into(),
+        private_cache_bytes: 1 << 20, // Zen4c: 1 MiB L2 per core, as Zen4 (AMD 19h Bergamo PPR)
         line: LineCosts {
             local: 2,        // [EST] own line: an L1/L2 hit
             smt: 13,         // WC §3.3: EPYC 9754 SMT sibling 12.7 ns (KCORES)

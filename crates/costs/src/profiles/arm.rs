@@ -10,6 +10,7 @@ use crate::{CostProfile, IdleState, LineCosts};
 pub(crate) fn altra() -> CostProfile {
     CostProfile {
         name: "altra".into(),
+        private_cache_bytes: 1 << 20, // Neoverse N1: 1 MiB private L2 per core (Ampere Altra datasheet)
         line: LineCosts {
             local: 2,        // [EST] own line: an L1/L2 hit
             smt: 83,         // no SMT on N1: unused; set to the cluster figure

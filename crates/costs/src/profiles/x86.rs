@@ -153,16 +153,29 @@ pub(crate) fn generic() -> CostProfile {
         // writer sets up the slot). `wakesim calibrate` measures the pair on the host.
         pipe_send: 110,
         pipe_recv: 90,
-        // [EST] fs/pipe.c, lines both ends write: pipe->mutex (mutex_lock/unlock by each op),
-        // head/tail (pipe_update_tail by the reader, head by the writer), the pipe_buffer slot
-        // (len/offset), and the data line the writer fills and the reader drains. `wakesim
-        // calibrate`'s handoff measured 6 on the development VM (a serial-miss equivalent).
-        pipe_lines: 4,
-        // [EST] net/unix/af_unix.c: other->sk_receive_queue.lock and its list head, the skb's
-        // header lines (written by the sender, read and freed by the receiver: ~4 of its 232
-        // bytes + shared info), and the peer's state line read by both. Measured 10 on the
-        // development VM (the receiver's free also writes the sender's sk_wmem_alloc and slab).
-        sock_lines: 6,
+        // [EST] fs/pipe.c, the pipe's own lines both ends write: pipe->mutex (mutex_lock/unlock
+        // by each op), head/tail (pipe_update_tail by the reader, head by the writer).
+        // `wakesim calibrate`'s handoff measured 2 on the development VM (serial-miss
+        // equivalents), beside 4 per message.
+        pipe_lines: 2,
+        // [EST] net/unix/af_unix.c: other->sk_receive_queue.lock and its list head, the peer's
+        // state line, the sender's sk_wmem_alloc that the receiver's free decrements. Measured 4
+        // on the development VM, beside 9 per message; scaled to this profile's earlier total
+        // of 24 line transfers per cross-CPU round trip (4 ops × 3 + 2 messages × 6).
+        sock_lines: 3,
+        // [EST] A 100 B pipe message: the data lines the writer fills and the reader drains and
+        // the pipe_buffer slot (len/offset). Measured 4 on the development VM.
+        pipe_msg_lines: 4,
+        // [EST] A 100 B unix message: the skb (232 B: 4 lines), the data head and its shared
+        // info, and the slab freelist a remote kfree writes (SLUB `__slab_free`). 6 here; 9
+        // measured on the development VM.
+        sock_msg_lines: 6,
+        // Skylake-SP / Cascade Lake: 1 MiB L2 per core (Intel optimization manual, 2.2).
+        private_cache_bytes: 1 << 20,
+        // [EST] A 100 B unix write+read pair costs 0.65–0.85 µs more with 15 MB of skbs queued
+        // than with one (development VM, Sapphire Rapids, 2 MiB L2; `wakesim calibrate`
+        // measures it): the skb's 4 lines and the data head's ~3 come from L3 or DRAM.
+        sock_msg_cold: 600,
         // [EST] WC §1.6: "a few µs per side" per TCP_RR transaction: tcp_sendmsg + IP + loopback
         // xmit + NET_RX softirq (tcp_v4_rcv, on the sender's CPU) ≈ 2.5 µs; tcp_recvmsg ≈ 1 µs.
         tcp_send: 2_500,
