@@ -6,8 +6,10 @@
 //! | pipe write+read, 32 KiB vs 64 B | `copy_ps_per_byte` | direct |
 //! | unix socketpair 100 B write + read, one thread | `unix_send`, `unix_recv` | direct, minus syscalls and copies |
 //! | pipe 100 B write + read, one thread | `pipe_send`, `pipe_recv` | direct, minus syscalls and copies |
+//! | sysfs `cpu0/cache/index*` | `private_cache_bytes` | the largest cache shared only within the core |
+//! | the unix pair with ≥ 8 such caches' worth of skbs queued on one pinned thread | `sock_msg_cold` | minus the hot pair |
 //! | one cache line bounced between two pinned threads, per distance class | `line.<class>` | direct (half a round trip) |
-//! | a pipe / socketpair handed between two pinned threads (nearest pair), no sleeping | `pipe_lines`, `sock_lines` | (round trip − hot ops − flags) / 4 ops / line |
+//! | a pipe / socketpair handed between two pinned threads (nearest pair), no sleeping, single messages and bursts of 16 | `pipe_lines`, `sock_lines`, `pipe_msg_lines`, `sock_msg_lines` | the burst's extra per message gives the message's lines; the rest of the single round trip, the channel's (`handoff` module doc) |
 //! | `taskset -c C perf bench sched pipe -T`, natively | `context_switch` | model solved to match |
 //! | the same with processes | `context_switch_mm` | model solved to match |
 //! | futex wake, target CPU idle minus target busy | idle state `exit_latency` | direct |
@@ -26,7 +28,7 @@ use crate::fit::{simulate, solve};
 use crate::UserError;
 use wakesim_costs::{CostProfile, IdleState};
 use wakesim_hostbench::sys::Interference;
-use wakesim_hostbench::{calib, sys, Summary};
+use wakesim_hostbench::{calib, handoff, queued, sys, Summary};
 use wakesim_machine::{Dist, Machine};
 use wakesim_model::Features;
 
@@ -76,7 +78,7 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
     let features = Features::for_kernel(wakesim_model::features::NEWEST_KERNEL).map_err(UserError)?;
     let cpus = sys::allowed_cpus();
     let pairs = distance_pairs(&machine, &cpus);
-    let total = 5 + 3 * pairs.len().max(1) + if pairs.is_empty() { 0 } else { 2 };
+    let total = 6 + 3 * pairs.len().max(1) + if pairs.is_empty() { 0 } else { 2 };
     let mut p = wakesim_costs::profile_for("host")?;
     p.name = "host-calibrated".into();
     let mut notes: BTreeMap<String, String> = BTreeMap::new();
@@ -123,11 +125,28 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
     table.push(Measured { what: "pipe 100 B write+read".into(), unit: "ns", result: pipe_pair });
     table.push(Measured { what: "unix socket 100 B write+read".into(), unit: "ns", result: sock });
 
-    // 4-5. context switch on one CPU: pinned pipe ping-pong, threads then processes.
+    // 4. socket messages that left the cache: the same pair with ≥ 8 private caches' worth of
+    // skbs queued, minus the hot pair.
     let cpu = cpus.first().copied().unwrap_or(0);
+    let cache = queued::private_cache_bytes(cpu);
+    if let Some(bytes) = cache {
+        p.private_cache_bytes = bytes;
+        notes.insert("private_cache_bytes".into(), format!("sysfs: CPU {cpu}'s largest cache shared only within its core"));
+    }
+    let sockets = queued::sockets_for(8 * p.private_cache_bytes);
+    let what = format!("unix socket 100 B write+read, {} skbs queued", sockets * queued::DEPTH);
+    progress(4, total, &what);
+    let deep = summarise(queued::queued_pair_ns(cpu, sockets, (4 / scale).max(1), reps));
+    if let (Ok(d), Some(hot)) = (&deep, hot_pairs[1]) {
+        p.sock_msg_cold = (d.median - hot).max(0.0).round() as u64;
+        notes.insert("sock_msg_cold".into(), format!("measured: queued pair {:.0} ns − hot pair {hot:.0} ns, queued {}", d.median, note(d, "ns")));
+    }
+    table.push(Measured { what, unit: "ns", result: deep });
+
+    // 5-6. context switch on one CPU: pinned pipe ping-pong, threads then processes.
     let loops = 20_000 / scale;
     let host_cpus = cpus.len().max(1) as u32;
-    for (step, threaded, field) in [(4, true, "context_switch"), (5, false, "context_switch_mm")] {
+    for (step, threaded, field) in [(5, true, "context_switch"), (6, false, "context_switch_mm")] {
         let mut cmd = vec!["taskset".to_string(), "-c".into(), cpu.to_string(), "perf".into(), "bench".into(), "sched".into(), "pipe".into()];
         if threaded {
             cmd.push("-T".into());
@@ -151,8 +170,8 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
         table.push(Measured { what, unit: "ns/rt", result: measured });
     }
 
-    // 6.. cross-CPU wakeups per distance class, idle target then busy target.
-    let mut step = 6;
+    // 7.. cross-CPU wakeups per distance class, idle target then busy target.
+    let mut step = 7;
     let mut first_pair = true;
     if pairs.is_empty() {
         let why = format!("only one CPU usable (online and allowed: {cpus:?})");
@@ -175,18 +194,24 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
         table.push(Measured { what: format!("line transfer {a}<->{b} {class}"), unit: "ns", result: line });
         if first_pair {
             first_pair = false;
-            // Nearest pair only: how many lines a pipe / socket op pulls from the other CPU.
-            for (i, (socket, field)) in [(false, "pipe_lines"), (true, "sock_lines")].into_iter().enumerate() {
+            // Nearest pair only: how many lines a pipe / socket op and each message pull from
+            // the other CPU (handoff module doc: single messages, then bursts).
+            for (i, socket) in [false, true].into_iter().enumerate() {
                 let kind = if socket { "unix socket" } else { "pipe" };
-                progress(step, total, &format!("{kind} handed CPU {a} <-> {b} without sleeping"));
+                progress(step, total, &format!("{kind} handed CPU {a} <-> {b} without sleeping, single messages and bursts of {BURST}"));
                 step += 1;
-                let rt = summarise(wakesim_hostbench::handoff::channel_handoff_ns(socket, a, b, 20_000 / scale, reps));
-                if let (Ok(s), Some(hot), Some(l)) = (&rt, hot_pairs[i], line_ns) {
-                    let n = channel_lines(s.median, hot, l);
-                    if socket { p.sock_lines = n } else { p.pipe_lines = n }
-                    notes.insert(field.into(), format!("measured: ({kind} handoff {:.0} ns − 2 hot pairs {hot:.0} − 2 flag lines {l:.0}) / 4 ops / line, handoff {}", s.median, note(s, "ns/rt")));
+                let one = summarise(handoff::channel_handoff_ns(socket, a, b, 1, 20_000 / scale, reps));
+                let burst = summarise(handoff::channel_handoff_ns(socket, a, b, BURST, 20_000 / scale / BURST as u64, reps));
+                if let (Ok(s1), Ok(sk), Some(hot), Some(l)) = (&one, &burst, hot_pairs[i], line_ns) {
+                    let (chan, msg) = channel_lines(s1.median, sk.median, hot, l);
+                    let (cf, mf) = if socket { ("sock_lines", "sock_msg_lines") } else { ("pipe_lines", "pipe_msg_lines") };
+                    if socket { (p.sock_lines, p.sock_msg_lines) = (chan, msg) } else { (p.pipe_lines, p.pipe_msg_lines) = (chan, msg) }
+                    let how = format!("{kind} handoff {:.0} ns/rt single, {:.0} bursts of {BURST}; hot pair {hot:.0}, line {l:.0}", s1.median, sk.median);
+                    notes.insert(mf.into(), format!("measured: ((burst − single) / {} msgs − hot pair) / line; {how}", 2 * (BURST - 1)));
+                    notes.insert(cf.into(), format!("measured: (single − 2 hot pairs − 2 flag lines − 2 msgs' lines) / 4 ops / line; {how}"));
                 }
-                table.push(Measured { what: format!("{kind} handed {a}<->{b}, 2 writes + 2 reads"), unit: "ns/rt", result: rt });
+                table.push(Measured { what: format!("{kind} handed {a}<->{b}, 2 writes + 2 reads"), unit: "ns/rt", result: one });
+                table.push(Measured { what: format!("{kind} handed {a}<->{b}, bursts of {BURST}"), unit: "ns/rt", result: burst });
             }
         }
         progress(step, total, &format!("futex wakeup CPU {a} -> {b} ({class}), target idle"));
@@ -228,11 +253,18 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
     Ok(())
 }
 
-/// Lines a channel op pulls from the other CPU: a handoff round trip (`rt`: two writes and two
-/// reads, each on a channel the other CPU touched last, plus two flag transfers) minus the same
-/// four ops on a hot channel (`hot` is one write + read), over four ops of `line` ns each.
-fn channel_lines(rt: f64, hot: f64, line: f64) -> u64 {
-    ((rt - 2.0 * hot - 2.0 * line) / (4.0 * line.max(1.0))).round().clamp(0.0, 64.0) as u64
+/// Messages per burst in the second handoff measurement.
+const BURST: usize = 16;
+
+/// (channel lines per op, lines per message) from the handoff round trips with single messages
+/// and with bursts of [`BURST`] (handoff module doc):
+/// `rt(k) = 2k · (hot + msg · line) + 2 · line + 4 · chan · line`.
+fn channel_lines(single: f64, burst: f64, hot: f64, line: f64) -> (u64, u64) {
+    let line = line.max(1.0);
+    let per_msg = (burst - single) / (2.0 * (BURST - 1) as f64);
+    let msg = ((per_msg - hot) / line).max(0.0);
+    let chan = (single - 2.0 * hot - 2.0 * line - 2.0 * msg * line) / (4.0 * line);
+    (chan.round().clamp(0.0, 64.0) as u64, msg.round().clamp(0.0, 64.0) as u64)
 }
 
 /// `total` ns split between a send and a receive side in the ratio of their base values (the
@@ -342,18 +374,18 @@ fn annotate(text: &str, notes: &BTreeMap<String, String>) -> String {
 }
 
 fn print_table(table: &[Measured]) {
-    crate::outln!("{:<44} {:>12} {:>25} {:>8}", "measurement", "median", "min – max", "spread");
+    crate::outln!("{:<50} {:>12} {:>25} {:>8}", "measurement", "median", "min – max", "spread");
     for t in table {
         match &t.result {
             Ok(s) => crate::outln!(
-                "{:<44} {:>9.1} {:<2} {:>25} {:>7.1}%",
+                "{:<50} {:>9.1} {:<2} {:>25} {:>7.1}%",
                 t.what,
                 s.median,
                 t.unit,
                 format!("{:.1} – {:.1}", s.min, s.max),
                 s.spread_pct()
             ),
-            Err(why) => crate::outln!("{:<44} {why}", t.what),
+            Err(why) => crate::outln!("{:<50} {why}", t.what),
         }
     }
 }

@@ -74,7 +74,7 @@ fn a_channel_handed_between_two_cpus_gives_a_positive_round_trip() {
         return;
     }
     for socket in [false, true] {
-        let v = wakesim_hostbench::handoff::channel_handoff_ns(socket, cpus[0], cpus[1], 500, 2).unwrap();
+        let v = wakesim_hostbench::handoff::channel_handoff_ns(socket, cpus[0], cpus[1], 4, 200, 2).unwrap();
         assert_eq!(v.len(), 2);
         assert!(v.iter().all(|x| *x > 0.0 && x.is_finite()), "socket={socket}: {v:?}");
     }
