@@ -7,6 +7,7 @@ mod args;
 mod bench;
 mod compare;
 mod calibrate;
+mod drift;
 mod fit;
 mod info;
 mod native;

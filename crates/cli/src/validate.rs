@@ -11,6 +11,7 @@ use std::path::Path;
 use std::process::Command;
 
 use crate::args::ValidateArgs;
+use crate::drift::Drift;
 use crate::fit::simulate;
 use crate::output::write_atomic;
 use crate::UserError;
@@ -101,6 +102,9 @@ struct ValidateJson<'a> {
     reps: usize,
     target_pct: f64,
     rows: &'a [Row],
+    /// The hot pipe and socket pairs before and after the cases, against the profile.
+    drift_before: &'a [Drift],
+    drift_after: &'a [Drift],
 }
 
 pub fn validate(a: ValidateArgs) -> Result<(), UserError> {
@@ -122,6 +126,7 @@ pub fn validate(a: ValidateArgs) -> Result<(), UserError> {
     if costs.name == "host" {
         eprintln!("validate: no calibrated profile found (run `wakesim calibrate` first); predicting with the placeholder `host` profile");
     }
+    let drift_before = crate::drift::measure(&costs);
     let mut rows = Vec::new();
     for (i, c) in list.iter().enumerate() {
         eprintln!("validate: [{}/{}] {} ({} native + {} simulated runs{})", i + 1, list.len(), c.name, a.reps, a.reps, if c.real.is_some() { " + the real tool" } else { "" });
@@ -159,9 +164,21 @@ pub fn validate(a: ValidateArgs) -> Result<(), UserError> {
             interference,
         });
     }
+    let drift_after = crate::drift::measure(&costs);
     print_table(&rows, &costs.name, a.reps);
+    print_drift(&drift_before, &drift_after);
     if let Some(path) = &a.json {
-        let doc = ValidateJson { wakesim_version: env!("CARGO_PKG_VERSION"), machine: machine.description.clone(), cost_profile: &costs.name, kernel: &a.kernel, reps: a.reps, target_pct: TARGET_PCT, rows: &rows };
+        let doc = ValidateJson {
+            wakesim_version: env!("CARGO_PKG_VERSION"),
+            machine: machine.description.clone(),
+            cost_profile: &costs.name,
+            kernel: &a.kernel,
+            reps: a.reps,
+            target_pct: TARGET_PCT,
+            rows: &rows,
+            drift_before: &drift_before,
+            drift_after: &drift_after,
+        };
         let text = serde_json::to_string_pretty(&doc).map_err(|e| UserError(format!("cannot serialise results: {e}")))?;
         write_atomic(path, &(text + "\n"))?;
     }
@@ -178,6 +195,20 @@ fn run_real(cmd: &[String], parse: Parse, reps: usize) -> Result<Vec<f64>, UserE
             parse(&text).ok_or_else(|| UserError(format!("`{}` printed no figure (exit {})", cmd.join(" "), out.status)))
         })
         .collect()
+}
+
+/// How far the machine's speed moved from the calibrated profile's, before and after.
+fn print_drift(before: &[Drift], after: &[Drift]) {
+    if before.is_empty() && after.is_empty() {
+        return;
+    }
+    crate::outln!("machine speed against the profile: before {}; after {}", crate::drift::describe(before), crate::drift::describe(after));
+    if crate::drift::stale(before) || crate::drift::stale(after) {
+        crate::outln!(
+            "note: the machine runs more than {:.0} % off the speed it was calibrated at; the model predicts for the calibrated speed, so rerun `wakesim calibrate` right before `validate`",
+            crate::drift::STALE_PCT
+        );
+    }
 }
 
 fn cell(s: &Summary) -> String {
