@@ -22,7 +22,7 @@
 //! | `irq` | interrupts, the tick, softirqs, preemption on return to user |
 //! | `syscalls` | the behaviour language: compute, pipes/sockets, futexes, sleeps, exit |
 //! | `locks` | rq locks as FIFO spinlocks with cache-line hand-off |
-//! | `lines` | shared cache lines and short locks: owner, transfer, serialised writers |
+//! | `lines` | shared cache lines and short locks: owner, transfer, serialised writers; a channel's lines and each message's (read on another CPU, or evicted) |
 //! | [`user_locks`] | schbench's per-CPU user-space spinlock (`lock_this_cpu`) |
 //! | `features` | the feature registry (features.h) |
 //! | [`trace`] | the optional schedule recorder behind `wakesim run --trace` |

@@ -10,6 +10,11 @@
 //! queue lock) and the ring it guards, so the two ends of a channel on different CPUs pull its
 //! lines back and forth, and an op waits (`mutex_optimistic_spin()`) while the other end is
 //! inside its own.
+//!
+//! Each message has a location apart from the channel's (`read_msgs`): its writer's CPU holds
+//! its lines (skb, data head, slab freelist; a pipe's data) until a reader elsewhere pulls them,
+//! or until that CPU has written more message memory than its private cache holds, after which
+//! a socket message is read cold.
 
 use crate::sim::Sim;
 use wakesim_engine::Time;
