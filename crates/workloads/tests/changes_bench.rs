@@ -30,9 +30,10 @@ fn run_wl(machine: &str, kernel: &str, changes: &[&str], w: Workload, cap_s: f64
 }
 
 /// Tianchen Ding (2022): the idle-target wakelist raised UnixBench pipe-based context switching
-/// by 11 % and made hackbench faster on an 8269CY with v5.19. The model gets the first and the
-/// mechanism of the second (wakers stop taking remote rq locks), but not hackbench's time: the
-/// receivers it leaves asleep longer read more messages cold (README, "The five changes").
+/// by 11 % and made hackbench faster on an 8269CY with v5.19. At full size (`-l 100000`) the
+/// model's hackbench is 10 % faster with it (README, "The five changes"); this short run is
+/// dominated by where the start's wakeups land, so it checks the mechanism instead: wakers stop
+/// taking the target's rq lock.
 #[test]
 fn ttwu_queue_idle_speeds_up_context_switching_and_hackbench_wakers_on_xeon_8269cy() {
     let (_, base) = run_on("xeon-8269cy", "v5.19", &[], "context1 1", 2.0);
@@ -80,7 +81,7 @@ fn sis_filter_speeds_up_overloaded_hackbench_pipes_on_xeon_8260() {
     assert!(chg < base * 0.95, "hackbench -p -g 24 time {base} -> {chg}");
     // Neutral while the LLCs have idle CPUs to find (1 group = 40 tasks on 96 CPUs): after the
     // start every wakeup goes back to the previous CPU, so select_idle_cpu() — the only place
-    // the filter acts — is off the path in both runs. (The run times still differ, by 7.5 % at
+    // the filter acts — is off the path in both runs. (The run times still differ, by 4.2 % at
     // full size: where the start's 40 wakeups landed decides which pipe ends share a core, an LLC or
     // neither, and the filter changes those first choices; README, "The five changes".)
     let (b, _) = run_on("xeon-8260", "v6.0", &[], "hackbench -p -g 1 -l 10000", 10.0);
