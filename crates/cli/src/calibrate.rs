@@ -4,7 +4,7 @@
 //! |---|---|---|
 //! | `getppid` loop | `syscall` | direct |
 //! | pipe write+read, 32 KiB vs 64 B | `copy_ps_per_byte` | direct |
-//! | unix socketpair 100 B write + read, one thread | `unix_send`, `unix_recv` | direct, minus syscalls and copies |
+//! | unix socketpair 100 B write + read, one thread (the hot pair) | `unix_send`, `unix_recv` start values; the base of `sock_msg_cold` and the line counts | direct, minus syscalls and copies |
 //! | pipe 100 B write + read, one thread | `pipe_send`, `pipe_recv` | direct, minus syscalls and copies |
 //! | sysfs `cpu0/cache/index*` | `private_cache_bytes` | the largest cache shared only within the core |
 //! | the unix pair with ≥ 8 such caches' worth of skbs queued on one pinned thread | `sock_msg_cold` | minus the hot pair |
@@ -12,6 +12,7 @@
 //! | a pipe / socketpair handed between two pinned threads (nearest pair), no sleeping, single messages and bursts of 16 | `pipe_lines`, `sock_lines`, `pipe_msg_lines`, `sock_msg_lines` | the burst's extra per message gives the message's lines; the rest of the single round trip, the channel's (`handoff` module doc) |
 //! | `taskset -c C perf bench sched pipe -T`, natively | `context_switch` | model solved to match |
 //! | the same with processes | `context_switch_mm` | model solved to match |
+//! | `taskset -c C hackbench -g 1 -l 200`, natively | `unix_send`, `unix_recv` (in place; the hot pair's split) | model solved to match |
 //! | futex wake, target CPU idle minus target busy | idle state `exit_latency` | direct |
 //! | futex wake to an idle CPU, per distance class | `ipi_delivery.<class>` | model solved to match |
 //!
@@ -78,12 +79,15 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
     let features = Features::for_kernel(wakesim_model::features::NEWEST_KERNEL).map_err(UserError)?;
     let cpus = sys::allowed_cpus();
     let pairs = distance_pairs(&machine, &cpus);
-    let total = 6 + 3 * pairs.len().max(1) + if pairs.is_empty() { 0 } else { 2 };
+    let total = 7 + 3 * pairs.len().max(1) + if pairs.is_empty() { 0 } else { 2 };
     let mut p = wakesim_costs::profile_for("host")?;
     p.name = "host-calibrated".into();
     let mut notes: BTreeMap<String, String> = BTreeMap::new();
     let mut table: Vec<Measured> = Vec::new();
-    let note = |s: &Summary, unit: &str| format!("measured median {:.1} {unit}, min {:.1}, max {:.1}, n {}", s.median, s.min, s.max, s.n);
+    let note = |s: &Summary, unit: &str| {
+        let p = if unit == "s" { 4 } else { 1 };
+        format!("measured median {:.p$} {unit}, min {:.p$}, max {:.p$}, n {}", s.median, s.min, s.max, s.n)
+    };
 
     // 1. syscall
     progress(1, total, "null syscall (getppid) loop");
@@ -170,8 +174,33 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
         table.push(Measured { what, unit: "ns/rt", result: measured });
     }
 
-    // 7.. cross-CPU wakeups per distance class, idle target then busy target.
-    let mut step = 7;
+    // 7. socket work in place: the hot one-thread pair above keeps everything in L1; inside a
+    // process-mode hackbench on one CPU (40 processes, 20 sockets, skbs queued and freed out of
+    // order) each message costs about twice as much. unix_send + unix_recv are solved, in the
+    // hot pair's split, until the model's pinned hackbench matches the native one; the model's
+    // other charges (switches, wakeups, cold messages) stay in place. Cross-CPU costs are not
+    // in this fit: one CPU.
+    let cmd: Vec<String> = ["taskset", "-c", &cpu.to_string(), "hackbench", "-g", "1", "-l", &(200 / scale).to_string()].iter().map(|s| s.to_string()).collect();
+    let what = format!("hackbench -g 1 -l {} pinned to CPU {cpu}", 200 / scale);
+    progress(7, total, &what);
+    let measured = native_metric(&cmd, host_cpus, reps, 1.0);
+    if let Ok(s) = &measured {
+        let w = crate::native::workload(&cmd, machine.nr_cpus() as u32)?;
+        let (send0, recv0) = (p.unix_send, p.unix_recv);
+        let mut trial = p.clone();
+        let sol = solve(send0 + recv0, s.median, |v| {
+            (trial.unix_send, trial.unix_recv) = split(v as f64, send0, recv0);
+            simulate(&machine, &trial, &features, &w, 1)
+        })?;
+        (p.unix_send, p.unix_recv) = split(sol.value as f64, send0, recv0);
+        let n = format!("solved: model {:.3} s for `{}` (hot one-thread pair gave {send0} + {recv0}) = {}", sol.achieved, cmd.join(" "), note(s, "s"));
+        notes.insert("unix_send".into(), n.clone());
+        notes.insert("unix_recv".into(), n);
+    }
+    table.push(Measured { what, unit: "s", result: measured });
+
+    // 8.. cross-CPU wakeups per distance class, idle target then busy target.
+    let mut step = 8;
     let mut first_pair = true;
     if pairs.is_empty() {
         let why = format!("only one CPU usable (online and allowed: {cpus:?})");
@@ -281,11 +310,16 @@ fn summarise(r: std::io::Result<Vec<f64>>) -> Result<Summary, String> {
 
 /// ns per round trip of a native pinned ping-pong, per repetition.
 fn pingpong(cmd: &[String], host_cpus: u32, reps: usize) -> Result<Summary, String> {
+    native_metric(cmd, host_cpus, reps, 1000.0)
+}
+
+/// The benchmark's own metric (× `scale`) over `reps` native runs of `cmd`.
+fn native_metric(cmd: &[String], host_cpus: u32, reps: usize, scale: f64) -> Result<Summary, String> {
     let w = crate::native::workload(cmd, host_cpus).map_err(|e| e.0)?;
     let mut v = Vec::new();
     for seed in 1..=reps as u64 {
         let r = crate::native::run_workload(&w, 60.0, seed).map_err(|e| format!("skipped: {}", e.0))?;
-        v.push(w.reporter.metric(&r.outcome).value * 1000.0);
+        v.push(w.reporter.metric(&r.outcome).value * scale);
     }
     Summary::of(&v).ok_or_else(|| "no figure".into())
 }
@@ -377,14 +411,18 @@ fn print_table(table: &[Measured]) {
     crate::outln!("{:<50} {:>12} {:>25} {:>8}", "measurement", "median", "min – max", "spread");
     for t in table {
         match &t.result {
-            Ok(s) => crate::outln!(
-                "{:<50} {:>9.1} {:<2} {:>25} {:>7.1}%",
-                t.what,
-                s.median,
-                t.unit,
-                format!("{:.1} – {:.1}", s.min, s.max),
-                s.spread_pct()
-            ),
+            Ok(s) => {
+                // Seconds need more digits than ns.
+                let p = if t.unit == "s" { 4 } else { 1 };
+                crate::outln!(
+                    "{:<50} {:>9.p$} {:<2} {:>25} {:>7.1}%",
+                    t.what,
+                    s.median,
+                    t.unit,
+                    format!("{:.p$} – {:.p$}", s.min, s.max),
+                    s.spread_pct()
+                )
+            }
             Err(why) => crate::outln!("{:<50} {why}", t.what),
         }
     }

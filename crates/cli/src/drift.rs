@@ -1,7 +1,7 @@
 //! Has the machine changed speed since it was calibrated? `wakesim validate` re-measures the
-//! two cheapest calibrated figures — a hot 100 B pipe and unix-socket write + read on one
+//! two cheapest calibrated figures — a null syscall, and a hot 100 B pipe write + read on one
 //! thread — before and after its cases and sets them beside what the profile implies
-//! (2 syscalls + 2 copies + the channel's send and receive work). On a shared VM the same
+//! (`syscall`; 2 syscalls + 2 copies + `pipe_send` + `pipe_recv`). On a shared VM the same
 //! figure moves by tens of percent from one minute to the next (host load, frequency); a
 //! prediction made with a profile from another minute then misses by that much, whatever the
 //! model does. The check names the drift instead of hiding it.
@@ -28,16 +28,18 @@ impl Drift {
     }
 }
 
-/// The hot pairs now against the profile `p`. A measurement that fails is left out.
+/// The syscall and the hot pipe pair now against the profile `p`. A measurement that fails is
+/// left out. (Not the socket pair: calibrate fits `unix_send`/`unix_recv` in place, not hot.)
 pub fn measure(p: &CostProfile) -> Vec<Drift> {
-    let base = 2.0 * p.syscall as f64 + 2.0 * p.copy(100) as f64;
-    [("pipe write+read", false, p.pipe_send + p.pipe_recv), ("socket write+read", true, p.unix_send + p.unix_recv)]
-        .into_iter()
-        .filter_map(|(what, socket, work)| {
-            let now = Summary::of(&calib::channel_pair_ns(socket, 100, 20_000, 3).ok()?)?.median;
-            Some(Drift { what, calibrated_ns: base + work as f64, now_ns: now })
-        })
-        .collect()
+    let mut out = Vec::new();
+    if let Some(s) = Summary::of(&calib::syscall_ns(100_000, 3)) {
+        out.push(Drift { what: "syscall", calibrated_ns: p.syscall as f64, now_ns: s.median });
+    }
+    let pair = 2.0 * p.syscall as f64 + 2.0 * p.copy(100) as f64 + (p.pipe_send + p.pipe_recv) as f64;
+    if let Some(s) = calib::channel_pair_ns(false, 100, 20_000, 3).ok().and_then(|v| Summary::of(&v)) {
+        out.push(Drift { what: "pipe write+read", calibrated_ns: pair, now_ns: s.median });
+    }
+    out
 }
 
 /// `pipe write+read 498 → 520 ns (+4 %), …`

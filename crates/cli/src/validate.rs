@@ -102,7 +102,7 @@ struct ValidateJson<'a> {
     reps: usize,
     target_pct: f64,
     rows: &'a [Row],
-    /// The hot pipe and socket pairs before and after the cases, against the profile.
+    /// The syscall and the hot pipe pair before and after the cases, against the profile.
     drift_before: &'a [Drift],
     drift_after: &'a [Drift],
 }

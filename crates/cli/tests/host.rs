@@ -89,12 +89,15 @@ fn calibrate_quick_writes_a_complete_profile_that_host_loads_by_default() {
     let text = std::fs::read_to_string(&path).expect("profile at the default location");
     assert!(text.contains("name = \"host-calibrated\""), "{text}");
     // Every direct measurement carries its median and spread.
-    for key in ["syscall = ", "copy_ps_per_byte = ", "context_switch = "] {
+    for key in ["syscall = ", "copy_ps_per_byte = ", "context_switch = ", "unix_send = ", "sock_msg_cold = "] {
         let line = text.lines().find(|l| l.starts_with(key)).unwrap_or_else(|| panic!("{key} missing:\n{text}"));
         assert!(line.contains("median") && line.contains("min") && line.contains("max"), "{line}");
         let v: u64 = line[key.len()..].split_whitespace().next().unwrap().parse().unwrap();
         assert!(v > 0, "{line}");
     }
+    // The socket work is solved in place, against the native pinned hackbench.
+    let send = text.lines().find(|l| l.starts_with("unix_send = ")).unwrap();
+    assert!(send.contains("solved") && send.contains("hackbench"), "{send}");
     // The table shows median, min–max and spread for each measurement.
     assert!(out.contains("spread") && out.contains("syscall (getppid)"), "{out}");
     // `--machine host` now predicts with it; `--costs FILE` loads the same file.
@@ -189,6 +192,13 @@ fn validate_quick_prints_measured_vs_predicted_and_writes_json() {
         }
         assert!(r["error_pct"].as_f64().unwrap().is_finite());
     }
+    // The machine's speed against the profile, before and after the cases.
+    for k in ["drift_before", "drift_after"] {
+        let d = v[k].as_array().unwrap();
+        assert!(!d.is_empty(), "{k}");
+        assert!(d.iter().all(|x| x["now_ns"].as_f64().is_some_and(|n| n > 0.0 && n.is_finite())), "{k}: {d:?}");
+    }
+    assert!(out.contains("machine speed against the profile"), "{out}");
     rejects(&["validate", "--only", "nothing-matches"], &["--only"]);
     rejects(&["validate", "--reps", "0"], &["--reps"]);
 }
