@@ -87,8 +87,7 @@ impl Sim {
             return;
         }
         self.cpus[cpu].tick_armed = true;
-        let tn = self.t.tick_nsec();
-        let next = (self.now() / tn + 1) * tn;
+        let next = self.t.next_tick(self.now());
         self.q.push(next, Ev::Tick { cpu: cpu as u32 });
     }
 

@@ -91,6 +91,7 @@ impl Sim {
         if let Some(slice) = m.base_slice {
             t.base_slice = slice;
         }
+        t.tick_phase = t.phase_for_seed(cfg.seed);
         // LLC index per CPU.
         let mut llc_ids: Vec<u32> = m.llc_id.clone();
         llc_ids.sort_unstable();

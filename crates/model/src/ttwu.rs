@@ -307,7 +307,7 @@ impl Sim {
             c.avg_idle = (na.max(0) as u64).min(2 * c.max_idle_balance_cost);
             c.idle_stamp = 0;
             // SIS_PROP bookkeeping (v5.13–v6.6): wake_avg_idle starts at half of avg_idle.
-            c.wake_stamp = now / self.t.tick_nsec();
+            c.wake_stamp = self.t.jiffies(now);
             c.wake_avg_idle = c.avg_idle / 2;
         }
     }

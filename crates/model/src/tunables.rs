@@ -18,6 +18,11 @@ pub struct Tunables {
     pub cfs_min_gran: Time,
     /// CFS `sysctl_sched_wakeup_granularity` = 1 ms × factor.
     pub cfs_wakeup_gran: Time,
+    /// Where in the tick period the run starts: every CPU's tick fires on one jiffy grid
+    /// (`tick_setup_sched_timer()` without `skew_tick`), but a benchmark starts at an arbitrary
+    /// point of it. The run's seed picks the phase ([`Tunables::phase_for_seed`]); it is the
+    /// model's source of run-to-run variation for workloads that draw no random numbers.
+    pub tick_phase: Time,
 }
 
 impl Tunables {
@@ -32,7 +37,16 @@ impl Tunables {
             cfs_latency: 6 * MSEC * factor,
             cfs_min_gran: 750 * USEC * factor,
             cfs_wakeup_gran: 1000 * USEC * factor,
+            tick_phase: 0,
         }
+    }
+
+    /// The tick phase of run `seed`: seed 1 starts on a tick boundary, later seeds step through
+    /// the period by the golden ratio (a low-discrepancy sequence: a few seeds cover it evenly).
+    pub fn phase_for_seed(&self, seed: u64) -> Time {
+        const GOLDEN: f64 = 0.618_033_988_749_894_9;
+        let frac = ((seed.saturating_sub(1)) as f64 * GOLDEN).fract();
+        (frac * self.tick_nsec() as f64) as Time
     }
 
     pub fn tick_nsec(&self) -> Time {
@@ -45,7 +59,12 @@ impl Tunables {
     }
 
     pub fn jiffies(&self, now: Time) -> u64 {
-        now / self.tick_nsec()
+        (now + self.tick_phase) / self.tick_nsec()
+    }
+
+    /// The first tick of the jiffy grid after `now`.
+    pub fn next_tick(&self, now: Time) -> Time {
+        (self.jiffies(now) + 1) * self.tick_nsec() - self.tick_phase
     }
 }
 

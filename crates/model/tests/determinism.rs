@@ -75,3 +75,26 @@ fn a_tasks_random_draws_do_not_depend_on_features_or_on_tasks_added_after_it() {
     assert!(other_seed.run_checked(10 * wakesim_engine::SEC, 0));
     assert_ne!(other_seed.tasks[other_seed.task_id(0) as usize].rng.clone().next_u64(), base, "the seed matters");
 }
+
+#[test]
+fn seeds_start_a_run_at_different_points_of_the_tick_so_fixed_workloads_vary_too() {
+    // A pipe ping-pong draws no random numbers; only where the run starts in the tick period
+    // differs between seeds, and pairs sharing CPUs meet the tick at different points.
+    let wl = ping_pong(6, 2_000);
+    let end = |seed| run("test-smt2", Features::default(), &wl, seed).outcome.end_time;
+    let ends: Vec<_> = (1..=4).map(end).collect();
+    assert!(ends.iter().any(|&e| e != ends[0]), "four seeds, one end time: {ends:?}");
+    assert_eq!(end(3), ends[2], "the same seed still repeats exactly");
+}
+
+#[test]
+fn the_tick_phase_of_seed_1_is_zero_and_every_phase_lies_inside_the_period() {
+    let t = wakesim_model::tunables::Tunables::for_cpus(8);
+    assert_eq!(t.phase_for_seed(1), 0);
+    let phases: Vec<_> = (1..=8).map(|s| t.phase_for_seed(s)).collect();
+    assert!(phases.iter().all(|&p| p < t.tick_nsec()), "{phases:?}");
+    let mut d = phases.clone();
+    d.sort_unstable();
+    d.dedup();
+    assert_eq!(d.len(), phases.len(), "distinct phases: {phases:?}");
+}
