@@ -147,18 +147,39 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
     }
     table.push(Measured { what, unit: "ns", result: deep });
 
-    // 5-6. context switch on one CPU: pinned pipe ping-pong, threads then processes.
+    // 5-6. context switch on one CPU: pinned pipe ping-pong, threads then processes. Their
+    // repetitions alternate (threads, processes, threads, …): this VM's pinned pipe switches
+    // between a fast and a slow state from one minute to the next, and measured one after the
+    // other the two could meet different states and solve `context_switch_mm` (their
+    // difference) to nonsense.
     let loops = 20_000 / scale;
     let host_cpus = cpus.len().max(1) as u32;
-    for (step, threaded, field) in [(5, true, "context_switch"), (6, false, "context_switch_mm")] {
+    let cmd_for = |threaded: bool| {
         let mut cmd = vec!["taskset".to_string(), "-c".into(), cpu.to_string(), "perf".into(), "bench".into(), "sched".into(), "pipe".into()];
         if threaded {
             cmd.push("-T".into());
         }
         cmd.extend(["-l".to_string(), loops.to_string()]);
+        cmd
+    };
+    progress(5, total, &format!("pipe ping-pong pinned to CPU {cpu}, threads and processes alternating"));
+    let (mut both, mut failed) = ([Vec::new(), Vec::new()], None);
+    for _ in 0..reps {
+        for (i, threaded) in [true, false].into_iter().enumerate() {
+            match pingpong(&cmd_for(threaded), host_cpus, 1) {
+                Ok(s) => both[i].push(s.median),
+                Err(e) => failed = Some(e),
+            }
+        }
+    }
+    progress(6, total, "solving context_switch and context_switch_mm through the model");
+    for (threaded, field) in [(true, "context_switch"), (false, "context_switch_mm")] {
+        let cmd = cmd_for(threaded);
         let what = format!("pipe ping-pong pinned to CPU {cpu}, {}", if threaded { "threads" } else { "processes" });
-        progress(step, total, &what);
-        let measured = pingpong(&cmd, host_cpus, reps);
+        let measured = match &failed {
+            Some(e) => Err(e.clone()),
+            None => Summary::of(&both[usize::from(!threaded)]).ok_or_else(|| "no figure".to_string()),
+        };
         if let Ok(s) = &measured {
             let w = crate::native::workload(&cmd, machine.nr_cpus() as u32)?;
             let base = if threaded { p.context_switch } else { p.context_switch_mm };
@@ -169,7 +190,7 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
                 Ok(simulate(&machine, &trial, &features, &w, 1)? * 1000.0)
             })?;
             set(&mut p, sol.value);
-            notes.insert(field.into(), format!("solved: model {:.0} ns/round trip = {}", sol.achieved, note(s, "ns/round trip")));
+            notes.insert(field.into(), solved_note(&sol, format!("model {:.0} ns/round trip = {}", sol.achieved, note(s, "ns/round trip"))));
         }
         table.push(Measured { what, unit: "ns/rt", result: measured });
     }
@@ -193,7 +214,7 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
             simulate(&machine, &trial, &features, &w, 1)
         })?;
         (p.unix_send, p.unix_recv) = split(sol.value as f64, send0, recv0);
-        let n = format!("solved: model {:.3} s for `{}` (hot one-thread pair gave {send0} + {recv0}) = {}", sol.achieved, cmd.join(" "), note(s, "s"));
+        let n = solved_note(&sol, format!("model {:.3} s for `{}` (hot one-thread pair gave {send0} + {recv0}) = {}", sol.achieved, cmd.join(" "), note(s, "s")));
         notes.insert("unix_send".into(), n.clone());
         notes.insert("unix_recv".into(), n);
     }
@@ -261,8 +282,8 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
             })?;
             if sol.slope > 0.0 {
                 p.ipi_delivery.set(dist, sol.value);
-                notes.insert(format!("ipi_delivery.{class}"), format!("solved: model wake latency {:.0} ns = {}", sol.achieved, note(i, "ns (idle target)")));
             }
+            notes.insert(format!("ipi_delivery.{class}"), solved_note(&sol, format!("model wake latency {:.0} ns = {}", sol.achieved, note(i, "ns (idle target)"))));
         }
         table.push(Measured { what: format!("wake {a}->{b} {class}, idle target"), unit: "ns", result: idle });
         table.push(Measured { what: format!("wake {a}->{b} {class}, busy target"), unit: "ns", result: busy });
@@ -280,6 +301,21 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
     }
     crate::outln!("wrote {} ({:.1} s); `--machine host` loads it from the default location, `--costs FILE` from anywhere", path.display(), secs);
     Ok(())
+}
+
+/// The file note of a solved field. A solve that did not converge (the model's figure did not
+/// move with the field, or the target lies beyond the field's floor of 0) says so, and says it
+/// on screen too, so a field left at its base or at 0 is not mistaken for a measurement.
+fn solved_note(sol: &crate::fit::Solved, what: String) -> String {
+    if sol.slope <= 0.0 {
+        eprintln!("calibrate: warning: not solved, the model's figure did not respond ({what}); the base value is kept");
+        format!("NOT solved (the model's figure did not respond; base value kept): {what}")
+    } else if sol.value == 0 {
+        eprintln!("calibrate: warning: solved to 0, the target is below what the model charges without this cost ({what})");
+        format!("solved to 0 (target below the model's floor; implausible, recalibrate on a quieter machine): {what}")
+    } else {
+        format!("solved: {what}")
+    }
 }
 
 /// Messages per burst in the second handoff measurement.
