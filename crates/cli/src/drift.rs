@@ -16,7 +16,7 @@ pub const STALE_PCT: f64 = 10.0;
 #[derive(Clone, Debug, Serialize)]
 pub struct Drift {
     pub what: &'static str,
-    /// ns per write + read that the calibrated profile implies.
+    /// The figure the calibrated profile implies, ns.
     pub calibrated_ns: f64,
     /// ns measured now (median of repetitions).
     pub now_ns: f64,

@@ -21,16 +21,6 @@ use crate::sys;
 
 const BYTES: usize = 100;
 
-fn close(fds: &[(i32, i32)]) {
-    for &(r, w) in fds {
-        // SAFETY: closing our own fds.
-        unsafe {
-            libc::close(r);
-            libc::close(w);
-        }
-    }
-}
-
 /// Flag value of a side that failed: the other stops spinning instead of waiting forever.
 const GAVE_UP: u32 = 2;
 
@@ -115,7 +105,7 @@ pub fn channel_handoff_ns(socket: bool, a: usize, b: usize, k: usize, rounds: u6
                 (Err(a), Err(b)) => Err(if a.to_string().contains("other side") { b } else { a }),
             }
         });
-        close(&chans);
+        sys::close_pairs(&chans);
         out.push(r?);
     }
     Ok(out)

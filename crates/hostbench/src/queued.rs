@@ -1,6 +1,6 @@
 //! Socket messages that wait long enough to leave the cache.
 //!
-//! [`queued_pair_ns`] writes `depth` 100-byte messages into each of many unix socketpairs, then
+//! [`queued_pair_ns`] writes [`DEPTH`] 100-byte messages into each of many unix socketpairs, then
 //! reads them all back, on one pinned thread: every skb waits while the others are written, so
 //! with more queued than the private cache holds each read finds its skb and data head evicted.
 //! Against [`crate::calib::channel_pair_ns`] (one message in flight, always cached) the
@@ -16,7 +16,8 @@ use wakesim_machine::CpuSet;
 /// (`wakesim_workloads::defaults::unix_stream_capacity`), so no write blocks.
 pub const DEPTH: usize = 200;
 
-/// Sockets needed to queue at least `bytes` of skbs (768 B truesize per 100 B message).
+/// Sockets needed to queue at least `bytes` of skbs (768 B truesize per 100 B message): at
+/// least 8, at most 400 (800 fds, inside the common 1024 open-file limit).
 pub fn sockets_for(bytes: u64) -> usize {
     let per_socket = DEPTH as u64 * wakesim_workloads::defaults::unix_skb_truesize(100);
     (bytes.div_ceil(per_socket) as usize).clamp(8, 400)
@@ -73,13 +74,7 @@ fn fill_and_drain(sockets: usize, rounds: u64, reps: usize) -> io::Result<Vec<f6
         }
         out.push((sys::now_ns() - t0) as f64 / (rounds * (sockets * DEPTH) as u64) as f64);
     }
-    for (r, w) in fds {
-        // SAFETY: closing our own fds.
-        unsafe {
-            libc::close(r);
-            libc::close(w);
-        }
-    }
+    sys::close_pairs(&fds);
     res.map(|_| out)
 }
 

@@ -326,6 +326,17 @@ impl OtherLoad {
     }
 }
 
+/// Closes each (read end, write end) of [`channel_pair`]s this process opened.
+pub fn close_pairs(fds: &[(i32, i32)]) {
+    for &(r, w) in fds {
+        // SAFETY: closing our own fds.
+        unsafe {
+            libc::close(r);
+            libc::close(w);
+        }
+    }
+}
+
 /// A pipe, or a unix stream socketpair: (read end, write end).
 pub fn channel_pair(socket: bool) -> io::Result<(i32, i32)> {
     let mut fds = [0; 2];

@@ -172,9 +172,11 @@ pub(crate) fn generic() -> CostProfile {
         sock_msg_lines: 6,
         // Skylake-SP / Cascade Lake: 1 MiB L2 per core (Intel optimization manual, 2.2).
         private_cache_bytes: 1 << 20,
-        // [EST] A 100 B unix write+read pair costs 0.65–0.85 µs more with 15 MB of skbs queued
-        // than with one (development VM, Sapphire Rapids, 2 MiB L2; `wakesim calibrate`
-        // measures it): the skb's 4 lines and the data head's ~3 come from L3 or DRAM.
+        // [EST] A 100 B unix write+read pair costs 0.7–1.6 µs more with 15–17 MB of skbs queued
+        // than with one (development VM, Sapphire Rapids, 2 MiB L2, across runs; `wakesim
+        // calibrate` measures it): the skb's 4 lines and the data head's ~3 come from L3 or
+        // DRAM, and the slab frees take their slow path. 600: a little under the VM's low end, as
+        // bare-metal misses are cheaper than a guest's.
         sock_msg_cold: 600,
         // [EST] WC §1.6: "a few µs per side" per TCP_RR transaction: tcp_sendmsg + IP + loopback
         // xmit + NET_RX softirq (tcp_v4_rcv, on the sender's CPU) ≈ 2.5 µs; tcp_recvmsg ≈ 1 µs.
