@@ -160,6 +160,16 @@ pub struct CostProfile {
     /// Reading a socket message (skb and data head) that left the cache: the reader's extra
     /// time, ns. Pipes pay none: their data sits in pages the prefetcher streams.
     pub sock_msg_cold: u64,
+    /// `futex_wait()`'s work beyond the syscall before it sleeps or returns: the futex key and
+    /// hash, the hash bucket's lock and waiter count, the word read, queueing the `futex_q`.
+    pub futex_wait: u64,
+    /// `futex_wake()`'s work beyond the syscall: key, hash, bucket lock, the chain walk, and per
+    /// woken waiter the unqueue, mark and `wake_q` add (the wakeup itself is charged as ttwu).
+    pub futex_wake: u64,
+    /// Cache lines of a futex that the waiter and the waker both write, a count: the hash
+    /// bucket (lock, waiter count, chain head), the waiter's `futex_q`, the futex word. A wake
+    /// from another CPU pulls them over, and the woken waiter pulls them back.
+    pub futex_lines: u64,
     pub tcp_send: u64,
     pub tcp_recv: u64,
     pub udp_send: u64,

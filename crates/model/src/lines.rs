@@ -67,6 +67,16 @@ impl Sim {
         cost
     }
 
+    /// A futex op on `cpu` (`futex_wait()` queueing, `futex_wake()` walking and unqueueing, or a
+    /// woken waiter's return through `futex_unqueue()`): takes futex `fx`'s `futex_lines` lines
+    /// (hash bucket, `futex_q`, futex word) `after` ns from now for `hold` ns.
+    pub(crate) fn futex_rmw(&mut self, cpu: usize, fx: u32, hold: Time, after: Time) -> Time {
+        let mut line = self.futexes[fx as usize].line;
+        let cost = self.lines_rmw(cpu, &mut line, self.c.futex_lines, hold, after);
+        self.futexes[fx as usize].line = line;
+        cost
+    }
+
     /// The reader on `cpu` consumes `bytes` of channel `ch`'s queued messages. A message whose
     /// writer's CPU has since written more message memory than its private cache holds was
     /// evicted: the reader pays `msg_cold` for it (a reuse-distance model of that cache). One

@@ -319,6 +319,10 @@ pub struct Futex {
     /// Set by `FutexWakeAllSync` (the byte stays in the polled pipe): waits pass.
     pub signalled: bool,
     pub waiters: VecDeque<TaskId>,
+    /// The futex's hash bucket (lock, waiter count, chain head), the waiter's `futex_q` and the
+    /// futex word (`kernel/futex/`): written by the waiter when it queues and by the waker when it
+    /// unqueues it, so a wake from another CPU pulls them over (`futex_lines` of them).
+    pub line: crate::lines::SharedLine,
 }
 
 /// NOHZ idle-balance global state (`struct nohz`).

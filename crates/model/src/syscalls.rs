@@ -195,6 +195,13 @@ impl Sim {
                     let hold = self.c.copy(bytes) + if send { ch.send_cost } else { ch.recv_cost };
                     self.chan_rmw(cpu, chan, hold, self.c.syscall);
                 }
+                if let Some((fx, wait)) = op.as_ref().and_then(futex_op) {
+                    // futex_wait_setup() (key, bucket lock, word read, queueing) or futex_wake()
+                    // (key, bucket lock, chain walk, unqueue and mark) after the entry, on the
+                    // futex's lines: a wake pulls them from the waiter's CPU.
+                    let hold = if wait { self.c.futex_wait } else { self.c.futex_wake };
+                    self.futex_rmw(cpu, fx, hold, self.c.syscall);
+                }
                 // A kernel thread calling smp_call_function_single() makes no syscall.
                 let cost = match op {
                     Some(Op::CallFunc { .. }) | Some(Op::CallFuncAll { .. }) => self.c.call_function,
@@ -235,6 +242,16 @@ impl Sim {
                 Flow::Again
             }
             7 => Flow::Pop,
+            10 => {
+                // Woken on a futex: futex_wait() returns through futex_unqueue(), reading the
+                // `q->lock_ptr` the waker cleared, and user space rereads the futex word: the
+                // futex's lines come back from the waker's CPU. The op is the one before `pc`.
+                let task = &self.tasks[t as usize];
+                if let Some(Op::FutexWait { futex }) = self.programs[task.prog as usize].get(task.pc as usize - 1).cloned() {
+                    self.futex_rmw(cpu, futex, 0, 0);
+                }
+                self.busy(cpu, 0, Frame::Sys { phase: 7 })
+            }
             8 => {
                 // Still spinning: the completion resumes this frame at phase 2.
                 self.cpus[cpu].mode = Mode::Spin;
@@ -324,7 +341,7 @@ impl Sim {
                 fx.waiters.push_back(t);
                 // Woken means the wait is satisfied: continue after the op.
                 self.tasks[t as usize].pc += 1;
-                self.block(cpu, t, 7)
+                self.block(cpu, t, 10)
             }
             Some(Op::FutexWake { futex, n }) => {
                 self.tasks[t as usize].pc += 1;
@@ -460,6 +477,16 @@ impl Sim {
 }
 
 /// A pipe or socket op: (channel, bytes, whether it writes).
+/// The futex of a futex syscall and whether it is a wait (`FutexWakeAllSync` is a write to a
+/// polled pipe, not a futex op).
+fn futex_op(op: &Op) -> Option<(u32, bool)> {
+    match *op {
+        Op::FutexWait { futex } => Some((futex, true)),
+        Op::FutexWake { futex, .. } | Op::FutexWakeWaiters { futex, .. } => Some((futex, false)),
+        _ => None,
+    }
+}
+
 fn chan_op(op: &Op) -> Option<(u32, u64, bool)> {
     match *op {
         Op::Send { chan, bytes } | Op::SendDgram { chan, bytes } => Some((chan, bytes, true)),

@@ -178,6 +178,20 @@ pub(crate) fn generic() -> CostProfile {
         // DRAM, and the slab frees take their slow path. 600: a little under the VM's low end, as
         // bare-metal misses are cheaper than a guest's.
         sock_msg_cold: 600,
+        // A FUTEX_WAIT whose word no longer matches (futex_wait_setup(): key, hash, bucket lock
+        // and waiter count, get_user, unlock) measured 300–315 ns beside getppid's 160–173 on the
+        // development VM (Sapphire Rapids, 6.18): ~140 beyond the syscall. Queueing the futex_q
+        // adds a plist insert [EST: within that figure].
+        futex_wait: 140,
+        // [EST] futex_wake() with a waiter: key, hash, bucket lock, the chain walk, and the
+        // waiter's unqueue + wake_q add: the bucket work of the wait side (a FUTEX_WAKE that finds
+        // no waiter skips the lock: 45 ns beyond the syscall on the same VM).
+        futex_wake: 140,
+        // kernel/futex/futex.h: the waker writes the hash bucket (`futex_hash_bucket`, one
+        // cache-aligned line: lock, waiters, chain head), the waiter's `futex_q` (on its stack,
+        // ~2 lines: the plist node, then key/task/lock_ptr) and user space the futex word.
+        // `wakesim calibrate` solves the count on the host.
+        futex_lines: 4,
         // [EST] WC §1.6: "a few µs per side" per TCP_RR transaction: tcp_sendmsg + IP + loopback
         // xmit + NET_RX softirq (tcp_v4_rcv, on the sender's CPU) ≈ 2.5 µs; tcp_recvmsg ≈ 1 µs.
         tcp_send: 2_500,
