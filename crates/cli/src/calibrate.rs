@@ -13,8 +13,10 @@
 //! | `taskset -c C perf bench sched pipe -T`, natively | `context_switch` | model solved to match |
 //! | the same with processes | `context_switch_mm` | model solved to match |
 //! | `taskset -c C hackbench -g 1 -l 200`, natively | `unix_send`, `unix_recv` (in place; the hot pair's split) | model solved to match |
+//! | `FUTEX_WAIT` on a changed word (returns at once), one thread | `futex_wait`, `futex_wake` | direct, minus the syscall |
 //! | futex wake, target CPU idle minus target busy | idle state `exit_latency` | direct |
-//! | futex wake to an idle CPU, per distance class | `ipi_delivery.<class>` | model solved to match |
+//! | `perf bench sched pipe -T` with its threads pinned to a pair, per distance class | `ipi_delivery.<class>` | model solved to match (the pipe's costs are measured above) |
+//! | futex wake to an idle CPU, nearest pair (alternating with the pipe) | `futex_lines` | model solved to match; without the pipe figure, `ipi_delivery` instead |
 //!
 //! Everything else keeps the built-in `host` profile's value (its source comments in
 //! `crates/costs/src/profiles/host.rs`). A measurement that cannot run (one usable CPU, pinning
@@ -79,7 +81,9 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
     let features = Features::for_kernel(wakesim_model::features::NEWEST_KERNEL).map_err(UserError)?;
     let cpus = sys::allowed_cpus();
     let pairs = distance_pairs(&machine, &cpus);
-    let total = 7 + 3 * pairs.len().max(1) + if pairs.is_empty() { 0 } else { 2 };
+    // 8 one-CPU steps; per distance class the line, the pipe ping-pong and two futex wakes; the
+    // nearest pair's two handoffs (or one line saying the cross-CPU part was skipped).
+    let total = 8 + if pairs.is_empty() { 1 } else { 4 * pairs.len() + 2 };
     let mut p = wakesim_costs::profile_for("host")?;
     p.name = "host-calibrated".into();
     let mut notes: BTreeMap<String, String> = BTreeMap::new();
@@ -96,8 +100,24 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
     notes.insert("syscall".into(), note(&s, "ns"));
     table.push(Measured { what: "syscall (getppid)".into(), unit: "ns", result: Ok(s) });
 
-    // 2. copy
-    progress(2, total, "pipe copy per byte (32 KiB vs 64 B writes)");
+    // 2. the futex's own work: a FUTEX_WAIT that returns at once (its word differs) does all of
+    // futex_wait_setup() (key, hash, bucket lock, word read); minus the syscall. A wake with a
+    // waiter does the same bucket work plus the walk and unqueue: it is given the same figure.
+    progress(2, total, "futex ops that do not sleep (FUTEX_WAIT on a changed word, FUTEX_WAKE with no waiter)");
+    let (fw, fk) = calib::futex_ops_ns(200_000 / scale, reps);
+    let (fw, fk) = (Summary::of(&fw).ok_or("no futex figure")?, Summary::of(&fk).ok_or("no futex figure")?);
+    let own = (fw.median - p.syscall as f64).max(0.0).round() as u64;
+    (p.futex_wait, p.futex_wake) = (own, own);
+    notes.insert("futex_wait".into(), format!("measured: FUTEX_WAIT on a changed word − syscall, {}", note(&fw, "ns")));
+    notes.insert(
+        "futex_wake".into(),
+        format!("measured: as futex_wait (a wake with a waiter does its bucket work and more; one with none, {:.0} ns, skips the lock)", fk.median),
+    );
+    table.push(Measured { what: "FUTEX_WAIT, word changed".into(), unit: "ns", result: Ok(fw) });
+    table.push(Measured { what: "FUTEX_WAKE, no waiter".into(), unit: "ns", result: Ok(fk) });
+
+    // 3. copy
+    progress(3, total, "pipe copy per byte (32 KiB vs 64 B writes)");
     let copy = calib::copy_ps_per_byte(20_000 / scale, reps).map_err(|e| e.to_string()).and_then(|v| Summary::of(&v).ok_or("no figure".into()));
     if let Ok(s) = &copy {
         p.copy_ps_per_byte = s.median.round() as u64;
@@ -105,9 +125,9 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
     }
     table.push(Measured { what: "pipe copy".into(), unit: "ps/B", result: copy });
 
-    // 3. per-message socket work: unix_send + unix_recv = pair − 2 syscalls − 2 copies, split in
+    // 4. per-message socket work: unix_send + unix_recv = pair − 2 syscalls − 2 copies, split in
     // the base profile's ratio (the send side allocates and queues the skb, the larger part).
-    progress(3, total, "unix socket 100-byte write + read, one thread (and a pipe for comparison)");
+    progress(4, total, "unix socket 100-byte write + read, one thread (and a pipe for comparison)");
     let pipe_pair = summarise(calib::channel_pair_ns(false, 100, 20_000 / scale, reps));
     let sock = summarise(calib::channel_pair_ns(true, 100, 20_000 / scale, reps));
     if let Ok(s) = &sock {
@@ -129,7 +149,7 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
     table.push(Measured { what: "pipe 100 B write+read".into(), unit: "ns", result: pipe_pair });
     table.push(Measured { what: "unix socket 100 B write+read".into(), unit: "ns", result: sock });
 
-    // 4. socket messages that left the cache: the same pair with ≥ 8 private caches' worth of
+    // 5. socket messages that left the cache: the same pair with ≥ 8 private caches' worth of
     // skbs queued, minus the hot pair.
     let cpu = cpus.first().copied().unwrap_or(0);
     let cache = queued::private_cache_bytes(cpu);
@@ -139,7 +159,7 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
     }
     let sockets = queued::sockets_for(8 * p.private_cache_bytes);
     let what = format!("unix socket 100 B write+read, {} skbs queued", sockets * queued::DEPTH);
-    progress(4, total, &what);
+    progress(5, total, &what);
     let deep = summarise(queued::queued_pair_ns(cpu, sockets, (4 / scale).max(1), reps));
     if let (Ok(d), Some(hot)) = (&deep, hot_pairs[1]) {
         p.sock_msg_cold = (d.median - hot).max(0.0).round() as u64;
@@ -147,7 +167,7 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
     }
     table.push(Measured { what, unit: "ns", result: deep });
 
-    // 5-6. context switch on one CPU: pinned pipe ping-pong, threads then processes. Their
+    // 6-7. context switch on one CPU: pinned pipe ping-pong, threads then processes. Their
     // repetitions alternate (threads, processes, threads, …): this VM's pinned pipe switches
     // between a fast and a slow state from one minute to the next, and measured one after the
     // other the two could meet different states and solve `context_switch_mm` (their
@@ -162,7 +182,7 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
         cmd.extend(["-l".to_string(), loops.to_string()]);
         cmd
     };
-    progress(5, total, &format!("pipe ping-pong pinned to CPU {cpu}, threads and processes alternating"));
+    progress(6, total, &format!("pipe ping-pong pinned to CPU {cpu}, threads and processes alternating"));
     let (mut both, mut failed) = ([Vec::new(), Vec::new()], None);
     for _ in 0..reps {
         for (i, threaded) in [true, false].into_iter().enumerate() {
@@ -172,7 +192,7 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
             }
         }
     }
-    progress(6, total, "solving context_switch and context_switch_mm through the model");
+    progress(7, total, "solving context_switch and context_switch_mm through the model");
     for (threaded, field) in [(true, "context_switch"), (false, "context_switch_mm")] {
         let cmd = cmd_for(threaded);
         let what = format!("pipe ping-pong pinned to CPU {cpu}, {}", if threaded { "threads" } else { "processes" });
@@ -195,7 +215,7 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
         table.push(Measured { what, unit: "ns/rt", result: measured });
     }
 
-    // 7. socket work in place: the hot one-thread pair above keeps everything in L1; inside a
+    // 8. socket work in place: the hot one-thread pair above keeps everything in L1; inside a
     // process-mode hackbench on one CPU (40 processes, 20 sockets, skbs queued and freed out of
     // order) each message costs about twice as much. unix_send + unix_recv are solved, in the
     // hot pair's split, until the model's pinned hackbench matches the native one; the model's
@@ -203,7 +223,7 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
     // in this fit: one CPU.
     let cmd: Vec<String> = ["taskset", "-c", &cpu.to_string(), "hackbench", "-g", "1", "-l", &(200 / scale).to_string()].iter().map(|s| s.to_string()).collect();
     let what = format!("hackbench -g 1 -l {} pinned to CPU {cpu}", 200 / scale);
-    progress(7, total, &what);
+    progress(8, total, &what);
     let measured = native_metric(&cmd, host_cpus, reps, 1.0);
     if let Ok(s) = &measured {
         let w = crate::native::workload(&cmd, machine.nr_cpus() as u32)?;
@@ -220,8 +240,8 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
     }
     table.push(Measured { what, unit: "s", result: measured });
 
-    // 8.. cross-CPU wakeups per distance class, idle target then busy target.
-    let mut step = 8;
+    // 9.. cross-CPU wakeups per distance class, idle target then busy target.
+    let mut step = 9;
     let mut first_pair = true;
     if pairs.is_empty() {
         let why = format!("only one CPU usable (online and allowed: {cpus:?})");
@@ -229,7 +249,7 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
         table.push(Measured { what: "cross-CPU wakeup".into(), unit: "ns", result: Err(why) });
     }
     let rounds = 5_000 / scale;
-    let mut exit_set = false;
+    let (mut exit_set, mut futex_set) = (false, false);
     for (dist, a, b) in pairs {
         let class = dist.name();
         // The line transfer first: the wake solve below runs the model, which charges it.
@@ -264,8 +284,27 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
                 table.push(Measured { what: format!("{kind} handed {a}<->{b}, bursts of {BURST}"), unit: "ns/rt", result: burst });
             }
         }
-        progress(step, total, &format!("futex wakeup CPU {a} -> {b} ({class}), target idle"));
-        let idle = summarise(calib::cross_cpu_wake_ns(a, b, false, rounds, reps));
+        // The idle-target futex wake and a pipe ping-pong between the same two pinned threads,
+        // repetitions alternating (the host's state changes from one minute to the next; their
+        // difference is what separates the futex's own cross-CPU cost from the IPI's).
+        progress(step, total, &format!("futex wakeup CPU {a} -> {b} ({class}), target idle, alternating with a pipe ping-pong between them"));
+        let pipe_w = pinned_pipe(&machine, a, b, 20_000 / scale)?;
+        let (mut fut, mut pip) = (Ok(Vec::new()), Ok(Vec::new()));
+        for _ in 0..reps {
+            if let Ok(v) = &mut fut {
+                match calib::cross_cpu_wake_ns(a, b, false, rounds, 1) {
+                    Ok(x) => v.extend(x),
+                    Err(e) => fut = Err(e),
+                }
+            }
+            if let Ok(v) = &mut pip {
+                match workload_metric(&pipe_w, 1, 1000.0) {
+                    Ok(x) => v.push(x.median),
+                    Err(e) => pip = Err(std::io::Error::other(e)),
+                }
+            }
+        }
+        let (idle, pipe) = (summarise(fut), summarise(pip));
         progress(step + 1, total, &format!("futex wakeup CPU {a} -> {b} ({class}), target busy (SCHED_IDLE spinner)"));
         let busy = summarise(calib::cross_cpu_wake_ns(a, b, true, rounds, reps));
         step += 2;
@@ -273,18 +312,36 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
             exit_set = true;
             set_idle_exit(&mut p, (i.median - bz.median).max(0.0).round() as u64, &mut notes, &format!("idle − busy wake latency, {} − {} ns ({class})", i.median.round(), bz.median.round()));
         }
-        if let Ok(i) = &idle {
-            let w = calib::wake_workload(a, b, 2_000);
+        // The IPI from the pipe ping-pong (its channel costs are measured above); then the
+        // futex's lines from the futex wake, whose other terms are now all set. Without the pipe
+        // figure the IPI comes from the futex wake and the futex keeps its base line count.
+        let wake_w = calib::wake_workload(a, b, 2_000);
+        let ipi_from = if pipe.is_ok() { (&pipe_w, &pipe, "model pipe ping-pong", "ns/round trip") } else { (&wake_w, &idle, "model wake latency", "ns (idle target)") };
+        if let (w, Ok(m), what, unit) = ipi_from {
+            let scale = if pipe.is_ok() { 1000.0 } else { 1.0 };
             let mut trial = p.clone();
-            let sol = solve(p.ipi_delivery.get(dist), i.median, |v| {
+            let sol = solve(p.ipi_delivery.get(dist), m.median, |v| {
                 trial.ipi_delivery.set(dist, v);
-                simulate(&machine, &trial, &features, &w, 1)
+                Ok(simulate(&machine, &trial, &features, w, 1)? * scale)
             })?;
             if sol.slope > 0.0 {
                 p.ipi_delivery.set(dist, sol.value);
             }
-            notes.insert(format!("ipi_delivery.{class}"), solved_note(&sol, format!("model wake latency {:.0} ns = {}", sol.achieved, note(i, "ns (idle target)"))));
+            notes.insert(format!("ipi_delivery.{class}"), solved_note(&sol, format!("{what} {:.0} {unit} = {}", sol.achieved, note(m, unit))));
         }
+        if let (Ok(i), Ok(_), false) = (&idle, &pipe, futex_set) {
+            futex_set = true;
+            let mut trial = p.clone();
+            let sol = solve(p.futex_lines, i.median, |v| {
+                trial.futex_lines = v;
+                simulate(&machine, &trial, &features, &wake_w, 1)
+            })?;
+            if sol.slope > 0.0 {
+                p.futex_lines = sol.value;
+            }
+            notes.insert("futex_lines".into(), solved_note(&sol, format!("model futex wake latency {:.0} ns ({class}) = {}", sol.achieved, note(i, "ns (idle target)"))));
+        }
+        table.push(Measured { what: format!("pipe ping-pong {a}<->{b}, pinned threads"), unit: "ns/rt", result: pipe });
         table.push(Measured { what: format!("wake {a}->{b} {class}, idle target"), unit: "ns", result: idle });
         table.push(Measured { what: format!("wake {a}->{b} {class}, busy target"), unit: "ns", result: busy });
     }
@@ -352,9 +409,25 @@ fn pingpong(cmd: &[String], host_cpus: u32, reps: usize) -> Result<Summary, Stri
 /// The benchmark's own metric (× `scale`) over `reps` native runs of `cmd`.
 fn native_metric(cmd: &[String], host_cpus: u32, reps: usize, scale: f64) -> Result<Summary, String> {
     let w = crate::native::workload(cmd, host_cpus).map_err(|e| e.0)?;
+    workload_metric(&w, reps, scale)
+}
+
+/// `perf bench sched pipe -T -l LOOPS` with its two threads pinned to `a` and `b`: every wake
+/// crosses to an idle CPU, with the pipe's costs the handoffs measured.
+fn pinned_pipe(m: &Machine, a: usize, b: usize, loops: u64) -> Result<wakesim_workloads::Workload, UserError> {
+    let cmd: Vec<String> = ["perf", "bench", "sched", "pipe", "-T", "-l", &loops.to_string()].iter().map(|s| s.to_string()).collect();
+    let mut w = crate::native::workload(&cmd, m.nr_cpus() as u32)?;
+    for (t, cpu) in w.tasks.iter_mut().zip([a, b]) {
+        t.allowed = Some(wakesim_machine::CpuSet::from_cpus([cpu]));
+    }
+    Ok(w)
+}
+
+/// The workload's own metric (× `scale`) over `reps` native runs.
+fn workload_metric(w: &wakesim_workloads::Workload, reps: usize, scale: f64) -> Result<Summary, String> {
     let mut v = Vec::new();
     for seed in 1..=reps as u64 {
-        let r = crate::native::run_workload(&w, 60.0, seed).map_err(|e| format!("skipped: {}", e.0))?;
+        let r = crate::native::run_workload(w, 60.0, seed).map_err(|e| format!("skipped: {}", e.0))?;
         v.push(w.reporter.metric(&r.outcome).value * scale);
     }
     Summary::of(&v).ok_or_else(|| "no figure".into())

@@ -8,6 +8,8 @@
 //!   difference per byte is two copies (`copy_page_from_iter` in, `copy_page_to_iter` out).
 //! * [`channel_pair_ns`]: a non-blocking 100-byte write + read on a pipe or unix socketpair —
 //!   the per-message work of the channel beyond the syscall and the copy.
+//! * [`futex_ops_ns`]: a `FUTEX_WAIT` that returns at once (the word differs) and a
+//!   `FUTEX_WAKE` with no waiter, in loops — the futex's own work beyond the syscall.
 //! * [`line_transfer_ns`]: two threads pinned to CPUs `a` and `b` bounce one cache line (each
 //!   spins until the counter is odd or even, then increments it): half a round trip is one
 //!   transfer of a line last written by the other CPU.
@@ -53,6 +55,32 @@ pub fn syscall_ns(calls: u64, reps: usize) -> Vec<f64> {
             .unwrap_or(f64::NAN)
         })
         .collect()
+}
+
+/// Nanoseconds per `FUTEX_WAIT` whose word does not match (it returns `EAGAIN` after
+/// `futex_wait_setup()`: key, hash, bucket lock, the word read) and per `FUTEX_WAKE` that finds
+/// no waiter (it skips the bucket lock), one thread: `(wait, wake)`, one figure per repetition.
+pub fn futex_ops_ns(calls: u64, reps: usize) -> (Vec<f64>, Vec<f64>) {
+    let word = AtomicU32::new(1);
+    let wait = (0..reps)
+        .map(|_| {
+            per_op_ns(calls, || {
+                sys::futex_wait(&word, 0, false);
+                Ok(())
+            })
+            .unwrap_or(f64::NAN)
+        })
+        .collect();
+    let wake = (0..reps)
+        .map(|_| {
+            per_op_ns(calls, || {
+                sys::futex_wake(&word, 1, false);
+                Ok(())
+            })
+            .unwrap_or(f64::NAN)
+        })
+        .collect();
+    (wait, wake)
 }
 
 /// Picoseconds per byte copied through a pipe (one copy: half of write + read), per repetition.
