@@ -126,7 +126,7 @@ pub fn validate(a: ValidateArgs) -> Result<(), UserError> {
     if costs.name == "host" {
         eprintln!("validate: no calibrated profile found (run `wakesim calibrate` first); predicting with the placeholder `host` profile");
     }
-    let drift_before = crate::drift::measure(&costs);
+    let drift_before = crate::drift::measure(&costs, &machine, &features);
     let mut rows = Vec::new();
     for (i, c) in list.iter().enumerate() {
         eprintln!("validate: [{}/{}] {} ({} native + {} simulated runs{})", i + 1, list.len(), c.name, a.reps, a.reps, if c.real.is_some() { " + the real tool" } else { "" });
@@ -164,7 +164,7 @@ pub fn validate(a: ValidateArgs) -> Result<(), UserError> {
             interference,
         });
     }
-    let drift_after = crate::drift::measure(&costs);
+    let drift_after = crate::drift::measure(&costs, &machine, &features);
     print_table(&rows, &costs.name, a.reps);
     print_drift(&drift_before, &drift_after);
     if let Some(path) = &a.json {
