@@ -46,7 +46,10 @@ impl Sim {
             let n = seen[t];
             invariant!(n <= 1, "task {} is on {n} runqueues/wakelists", task.name);
             if task.state == TState::Dead || (task.state == TState::Sleeping && !task.on_rq) || task.migrating {
-                invariant!(n == 0 || task.state == TState::Sleeping, "task {} ({:?}) still queued", task.name, task.state);
+                // A task that has just exited is still its CPU's curr until its last
+                // __schedule() (do_task_dead()) deactivates it, which may wait for the rq lock.
+                let exiting = task.state == TState::Dead && self.cpus[task.cpu as usize].cfs.curr as usize == t;
+                invariant!(n == 0 || task.state == TState::Sleeping || exiting, "task {} ({:?}) still queued", task.name, task.state);
             }
         }
     }
