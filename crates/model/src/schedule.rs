@@ -82,8 +82,16 @@ impl Sim {
                     return Flow::Pop;
                 }
                 let mut cost = self.c.context_switch;
-                if self.tasks[prev as usize].mm != self.tasks[nxt as usize].mm && !self.tasks[nxt as usize].is_idle {
-                    cost += self.c.context_switch_mm;
+                let next_task = &self.tasks[nxt as usize];
+                if !next_task.is_idle {
+                    // context_switch() → switch_mm_irqs_off() reloads the page tables only when
+                    // the CPU's active mm differs from next's; switching to idle keeps it lazily,
+                    // so a CPU that idles between two runs of one process pays no mm switch.
+                    let mm = next_task.mm;
+                    if self.cpus[cpu].active_mm != Some(mm) {
+                        cost += self.c.context_switch_mm;
+                    }
+                    self.cpus[cpu].active_mm = Some(mm);
                 }
                 let pen = std::mem::take(&mut self.tasks[nxt as usize].migrate_penalty);
                 self.wake.cost_migration += pen;

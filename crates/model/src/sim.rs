@@ -139,6 +139,7 @@ impl Sim {
                 polling: false,
                 poll_exit: false,
                 poll_until: 0,
+                active_mm: None,
                 idle_enter: 0,
                 idle_predict: 0,
                 tick_armed: false,

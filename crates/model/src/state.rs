@@ -172,6 +172,9 @@ pub struct Cpu {
     pub poll_exit: bool,
     /// When the current POLL-state stay ends at the latest (`cpuidle_poll_time()`).
     pub poll_until: Time,
+    /// The address space loaded on this CPU (`rq->curr->active_mm`): the idle task borrows the
+    /// last one (`enter_lazy_tlb()`), so it outlives the task that brought it. None at boot.
+    pub active_mm: Option<u32>,
     pub idle_enter: Time,
     /// Governor's predicted idle length (EWMA of observed idle periods), ns.
     pub idle_predict: Time,
