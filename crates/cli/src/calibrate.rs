@@ -15,7 +15,7 @@
 //! | `taskset -c C hackbench -g 1 -l 200`, natively | `unix_send`, `unix_recv` (in place; the hot pair's split) | model solved to match |
 //! | `FUTEX_WAIT` on a changed word (returns at once), one thread | `futex_wait`, `futex_wake` | direct, minus the syscall |
 //! | futex wake, target CPU idle minus target busy | idle state `exit_latency` | direct |
-//! | `perf bench sched pipe -T` with its threads pinned to a pair, per distance class | `ipi_delivery.<class>` | model solved to match (the pipe's costs are measured above) |
+//! | `perf bench sched pipe` with its two processes pinned to a pair, per distance class | `ipi_delivery.<class>` | model solved to match (the pipe's costs are measured above) |
 //! | futex wake to an idle CPU, nearest pair (alternating with the pipe) | `futex_lines` | model solved to match; without the pipe figure, `ipi_delivery` instead |
 //!
 //! Everything else keeps the built-in `host` profile's value (its source comments in
@@ -284,7 +284,7 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
                 table.push(Measured { what: format!("{kind} handed {a}<->{b}, bursts of {BURST}"), unit: "ns/rt", result: burst });
             }
         }
-        // The idle-target futex wake and a pipe ping-pong between the same two pinned threads,
+        // The idle-target futex wake and a pipe ping-pong between two processes pinned to the same CPUs,
         // repetitions alternating (the host's state changes from one minute to the next; their
         // difference is what separates the futex's own cross-CPU cost from the IPI's).
         progress(step, total, &format!("futex wakeup CPU {a} -> {b} ({class}), target idle, alternating with a pipe ping-pong between them"));
@@ -341,7 +341,7 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
             }
             notes.insert("futex_lines".into(), solved_note(&sol, format!("model futex wake latency {:.0} ns ({class}) = {}", sol.achieved, note(i, "ns (idle target)"))));
         }
-        table.push(Measured { what: format!("pipe ping-pong {a}<->{b}, pinned threads"), unit: "ns/rt", result: pipe });
+        table.push(Measured { what: format!("pipe ping-pong {a}<->{b}, pinned processes"), unit: "ns/rt", result: pipe });
         table.push(Measured { what: format!("wake {a}->{b} {class}, idle target"), unit: "ns", result: idle });
         table.push(Measured { what: format!("wake {a}->{b} {class}, busy target"), unit: "ns", result: busy });
     }
@@ -412,10 +412,13 @@ fn native_metric(cmd: &[String], host_cpus: u32, reps: usize, scale: f64) -> Res
     workload_metric(&w, reps, scale)
 }
 
-/// `perf bench sched pipe -T -l LOOPS` with its two threads pinned to `a` and `b`: every wake
-/// crosses to an idle CPU, with the pipe's costs the handoffs measured.
+/// `perf bench sched pipe -l LOOPS` with its two processes pinned to `a` and `b`: every wake
+/// crosses to an idle CPU, with the pipe's costs the handoffs measured. Processes, not threads:
+/// on this kernel two threads of one process ping-pong ~1 µs per round trip slower across CPUs
+/// than two processes (a cost of the shared mm the model does not charge), which would
+/// otherwise land in the IPI.
 fn pinned_pipe(m: &Machine, a: usize, b: usize, loops: u64) -> Result<wakesim_workloads::Workload, UserError> {
-    let cmd: Vec<String> = ["perf", "bench", "sched", "pipe", "-T", "-l", &loops.to_string()].iter().map(|s| s.to_string()).collect();
+    let cmd: Vec<String> = ["perf", "bench", "sched", "pipe", "-l", &loops.to_string()].iter().map(|s| s.to_string()).collect();
     let mut w = crate::native::workload(&cmd, m.nr_cpus() as u32)?;
     for (t, cpu) in w.tasks.iter_mut().zip([a, b]) {
         t.allowed = Some(wakesim_machine::CpuSet::from_cpus([cpu]));
