@@ -183,23 +183,13 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
         cmd
     };
     progress(6, total, &format!("pipe ping-pong pinned to CPU {cpu}, threads and processes alternating"));
-    let (mut both, mut failed) = ([Vec::new(), Vec::new()], None);
-    for _ in 0..reps {
-        for (i, threaded) in [true, false].into_iter().enumerate() {
-            match pingpong(&cmd_for(threaded), host_cpus, 1) {
-                Ok(s) => both[i].push(s.median),
-                Err(e) => failed = Some(e),
-            }
-        }
-    }
+    let pingpongs = quiet_rounds(reps, host_cpus, || Ok(vec![pingpong(&cmd_for(true), host_cpus, 1)?.median, pingpong(&cmd_for(false), host_cpus, 1)?.median]));
     progress(7, total, "solving context_switch and context_switch_mm through the model");
     for (threaded, field) in [(true, "context_switch"), (false, "context_switch_mm")] {
         let cmd = cmd_for(threaded);
-        let what = format!("pipe ping-pong pinned to CPU {cpu}, {}", if threaded { "threads" } else { "processes" });
-        let measured = match &failed {
-            Some(e) => Err(e.clone()),
-            None => Summary::of(&both[usize::from(!threaded)]).ok_or_else(|| "no figure".to_string()),
-        };
+        let dropped = pingpongs.as_ref().map_or(0, |x| x.1);
+        let what = format!("pipe ping-pong pinned to CPU {cpu}, {}{}", if threaded { "threads" } else { "processes" }, if threaded { dropped_note(dropped) } else { String::new() });
+        let measured = pingpongs.as_ref().map_err(|e| e.clone()).and_then(|(r, _)| column(r, usize::from(!threaded)));
         if let Ok(s) = &measured {
             let w = crate::native::workload(&cmd, machine.nr_cpus() as u32)?;
             let base = if threaded { p.context_switch } else { p.context_switch_mm };
@@ -222,9 +212,12 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
     // other charges (switches, wakeups, cold messages) stay in place. Cross-CPU costs are not
     // in this fit: one CPU.
     let cmd: Vec<String> = ["taskset", "-c", &cpu.to_string(), "hackbench", "-g", "1", "-l", &(200 / scale).to_string()].iter().map(|s| s.to_string()).collect();
-    let what = format!("hackbench -g 1 -l {} pinned to CPU {cpu}", 200 / scale);
+    let mut what = format!("hackbench -g 1 -l {} pinned to CPU {cpu}", 200 / scale);
     progress(8, total, &what);
-    let measured = native_metric(&cmd, host_cpus, reps, 1.0);
+    let measured = quiet_rounds(reps, host_cpus, || Ok(vec![native_metric(&cmd, host_cpus, 1, 1.0)?.median])).and_then(|(r, n)| {
+        what += &dropped_note(n);
+        column(&r, 0)
+    });
     if let Ok(s) = &measured {
         let w = crate::native::workload(&cmd, machine.nr_cpus() as u32)?;
         let (send0, recv0) = (p.unix_send, p.unix_recv);
@@ -289,22 +282,20 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
         // difference is what separates the futex's own cross-CPU cost from the IPI's).
         progress(step, total, &format!("futex wakeup CPU {a} -> {b} ({class}), target idle, alternating with a pipe ping-pong between them"));
         let pipe_w = pinned_pipe(&machine, a, b, 20_000 / scale)?;
-        let (mut fut, mut pip) = (Ok(Vec::new()), Ok(Vec::new()));
-        for _ in 0..reps {
-            if let Ok(v) = &mut fut {
-                match calib::cross_cpu_wake_ns(a, b, false, rounds, 1) {
-                    Ok(x) => v.extend(x),
-                    Err(e) => fut = Err(e),
-                }
+        // A round is the futex wake then the pipe; a failing pipe leaves the futex figures.
+        let both = quiet_rounds(reps, host_cpus, || {
+            let f = summarise(calib::cross_cpu_wake_ns(a, b, false, rounds, 1))?.median;
+            Ok(vec![f, workload_metric(&pipe_w, 1, 1000.0).map_or(f64::NAN, |x| x.median)])
+        });
+        let dropped = both.as_ref().map_or(0, |x| x.1);
+        let idle = both.as_ref().map_err(|e| e.clone()).and_then(|(r, _)| column(r, 0));
+        let pipe = both.as_ref().map_err(|e| e.clone()).and_then(|(r, _)| {
+            if r.iter().any(|x| x[1].is_nan()) {
+                Err("skipped: the pinned pipe ping-pong did not run".to_string())
+            } else {
+                column(r, 1)
             }
-            if let Ok(v) = &mut pip {
-                match workload_metric(&pipe_w, 1, 1000.0) {
-                    Ok(x) => v.push(x.median),
-                    Err(e) => pip = Err(std::io::Error::other(e)),
-                }
-            }
-        }
-        let (idle, pipe) = (summarise(fut), summarise(pip));
+        });
         progress(step + 1, total, &format!("futex wakeup CPU {a} -> {b} ({class}), target busy (SCHED_IDLE spinner)"));
         let busy = summarise(calib::cross_cpu_wake_ns(a, b, true, rounds, reps));
         step += 2;
@@ -341,7 +332,7 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
             }
             notes.insert("futex_lines".into(), solved_note(&sol, format!("model futex wake latency {:.0} ns ({class}) = {}", sol.achieved, note(i, "ns (idle target)"))));
         }
-        table.push(Measured { what: format!("pipe ping-pong {a}<->{b}, pinned processes"), unit: "ns/rt", result: pipe });
+        table.push(Measured { what: format!("pipe ping-pong {a}<->{b}, pinned processes{}", dropped_note(dropped)), unit: "ns/rt", result: pipe });
         table.push(Measured { what: format!("wake {a}->{b} {class}, idle target"), unit: "ns", result: idle });
         table.push(Measured { what: format!("wake {a}->{b} {class}, busy target"), unit: "ns", result: busy });
     }
@@ -372,6 +363,51 @@ fn solved_note(sol: &crate::fit::Solved, what: String) -> String {
         format!("solved to 0 (target below the model's floor; implausible, recalibrate on a quieter machine): {what}")
     } else {
         format!("solved: {what}")
+    }
+}
+
+/// Share of the machine, percent, that the hypervisor (steal) or other processes may take during
+/// a repetition of a sleeping measurement before calibrate repeats it: the model assumes CPUs
+/// of its own, and on a shared VM a neighbour's burst moves a wake or a switch by tens of percent.
+const QUIET_PCT: f64 = 10.0;
+
+/// Runs `round` — one repetition of one or more measurements, alternating — until `reps` rounds
+/// ran quiet (steal and other load each at most [`QUIET_PCT`] by `/proc/stat`) or `3 × reps`
+/// rounds ran. Keeps the `reps` least disturbed rounds (time order among equals) and returns
+/// them with how many were dropped. The first error ends it.
+fn quiet_rounds(reps: usize, cpus: u32, mut round: impl FnMut() -> Result<Vec<f64>, String>) -> Result<(Vec<Vec<f64>>, usize), String> {
+    let mut got: Vec<(f64, Vec<f64>)> = Vec::new();
+    let mut quiet = 0;
+    while quiet < reps && got.len() < 3 * reps {
+        let mut load = sys::OtherLoad::start();
+        let v = round()?;
+        let noise = load.stop(cpus).map_or(0.0, |x| x.other_pct.max(x.steal_pct));
+        quiet += usize::from(noise <= QUIET_PCT);
+        got.push((noise, v));
+    }
+    Ok(keep_quietest(got, reps))
+}
+
+/// The `reps` rounds with the least disturbance (time order among equals), and how many others
+/// there were.
+fn keep_quietest(mut got: Vec<(f64, Vec<f64>)>, reps: usize) -> (Vec<Vec<f64>>, usize) {
+    let ran = got.len();
+    got.sort_by(|a, b| a.0.total_cmp(&b.0));
+    got.truncate(reps);
+    (got.into_iter().map(|x| x.1).collect(), ran - reps.min(ran))
+}
+
+/// Column `i` of the rounds, as a summary.
+fn column(rounds: &[Vec<f64>], i: usize) -> Result<Summary, String> {
+    Summary::of(&rounds.iter().filter_map(|r| r.get(i).copied()).collect::<Vec<_>>()).ok_or_else(|| "no figure".into())
+}
+
+/// " (N disturbed repetitions repeated)" when any were.
+fn dropped_note(n: usize) -> String {
+    if n == 0 {
+        String::new()
+    } else {
+        format!(" ({n} repetition{} with > {QUIET_PCT:.0} % steal or other load repeated)", if n == 1 { "" } else { "s" })
     }
 }
 
@@ -543,6 +579,14 @@ fn print_table(table: &[Measured]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn disturbed_rounds_are_dropped_and_the_quiet_ones_kept_in_time_order() {
+        let got = vec![(50.0, vec![9.0]), (0.0, vec![1.0]), (20.0, vec![8.0]), (0.0, vec![2.0]), (3.0, vec![3.0])];
+        assert_eq!(keep_quietest(got, 3), (vec![vec![1.0], vec![2.0], vec![3.0]], 2));
+        // Too few quiet rounds: the least disturbed loud ones complete the set.
+        assert_eq!(keep_quietest(vec![(50.0, vec![9.0]), (20.0, vec![8.0])], 3), (vec![vec![8.0], vec![9.0]], 0));
+    }
 
     #[test]
     fn annotate_puts_each_note_on_its_key_and_the_file_still_parses_to_the_same_profile() {
