@@ -28,6 +28,7 @@ use std::time::Instant;
 
 use crate::args::CalibrateArgs;
 use crate::fit::{simulate, solve};
+use crate::quiet::{column, dropped_note, quiet_rounds};
 use crate::UserError;
 use wakesim_costs::{CostProfile, IdleState};
 use wakesim_hostbench::sys::Interference;
@@ -187,9 +188,9 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
     progress(7, total, "solving context_switch and context_switch_mm through the model");
     for (threaded, field) in [(true, "context_switch"), (false, "context_switch_mm")] {
         let cmd = cmd_for(threaded);
-        let dropped = pingpongs.as_ref().map_or(0, |x| x.1);
+        let dropped = pingpongs.as_ref().map_or(0, |x| x.repeated);
         let what = format!("pipe ping-pong pinned to CPU {cpu}, {}{}", if threaded { "threads" } else { "processes" }, if threaded { dropped_note(dropped) } else { String::new() });
-        let measured = pingpongs.as_ref().map_err(|e| e.clone()).and_then(|(r, _)| column(r, usize::from(!threaded)));
+        let measured = pingpongs.as_ref().map_err(|e| e.clone()).and_then(|r| column(&r.rounds, usize::from(!threaded)));
         if let Ok(s) = &measured {
             let w = crate::native::workload(&cmd, machine.nr_cpus() as u32)?;
             let base = if threaded { p.context_switch } else { p.context_switch_mm };
@@ -214,9 +215,9 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
     let cmd: Vec<String> = ["taskset", "-c", &cpu.to_string(), "hackbench", "-g", "1", "-l", &(200 / scale).to_string()].iter().map(|s| s.to_string()).collect();
     let mut what = format!("hackbench -g 1 -l {} pinned to CPU {cpu}", 200 / scale);
     progress(8, total, &what);
-    let measured = quiet_rounds(reps, host_cpus, || Ok(vec![native_metric(&cmd, host_cpus, 1, 1.0)?.median])).and_then(|(r, n)| {
-        what += &dropped_note(n);
-        column(&r, 0)
+    let measured = quiet_rounds(reps, host_cpus, || Ok(vec![native_metric(&cmd, host_cpus, 1, 1.0)?.median])).and_then(|r| {
+        what += &dropped_note(r.repeated);
+        column(&r.rounds, 0)
     });
     if let Ok(s) = &measured {
         let w = crate::native::workload(&cmd, machine.nr_cpus() as u32)?;
@@ -287,13 +288,13 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
             let f = summarise(calib::cross_cpu_wake_ns(a, b, false, rounds, 1))?.median;
             Ok(vec![f, workload_metric(&pipe_w, 1, 1000.0).map_or(f64::NAN, |x| x.median)])
         });
-        let dropped = both.as_ref().map_or(0, |x| x.1);
-        let idle = both.as_ref().map_err(|e| e.clone()).and_then(|(r, _)| column(r, 0));
-        let pipe = both.as_ref().map_err(|e| e.clone()).and_then(|(r, _)| {
-            if r.iter().any(|x| x[1].is_nan()) {
+        let dropped = both.as_ref().map_or(0, |x| x.repeated);
+        let idle = both.as_ref().map_err(|e| e.clone()).and_then(|r| column(&r.rounds, 0));
+        let pipe = both.as_ref().map_err(|e| e.clone()).and_then(|r| {
+            if r.rounds.iter().any(|x| x[1].is_nan()) {
                 Err("skipped: the pinned pipe ping-pong did not run".to_string())
             } else {
-                column(r, 1)
+                column(&r.rounds, 1)
             }
         });
         progress(step + 1, total, &format!("futex wakeup CPU {a} -> {b} ({class}), target busy (SCHED_IDLE spinner)"));
@@ -363,51 +364,6 @@ fn solved_note(sol: &crate::fit::Solved, what: String) -> String {
         format!("solved to 0 (target below the model's floor; implausible, recalibrate on a quieter machine): {what}")
     } else {
         format!("solved: {what}")
-    }
-}
-
-/// Share of the machine, percent, that the hypervisor (steal) or other processes may take during
-/// a repetition of a sleeping measurement before calibrate repeats it: the model assumes CPUs
-/// of its own, and on a shared VM a neighbour's burst moves a wake or a switch by tens of percent.
-const QUIET_PCT: f64 = 10.0;
-
-/// Runs `round` — one repetition of one or more measurements, alternating — until `reps` rounds
-/// ran quiet (steal and other load each at most [`QUIET_PCT`] by `/proc/stat`) or `3 × reps`
-/// rounds ran. Keeps the `reps` least disturbed rounds (time order among equals) and returns
-/// them with how many were dropped. The first error ends it.
-fn quiet_rounds(reps: usize, cpus: u32, mut round: impl FnMut() -> Result<Vec<f64>, String>) -> Result<(Vec<Vec<f64>>, usize), String> {
-    let mut got: Vec<(f64, Vec<f64>)> = Vec::new();
-    let mut quiet = 0;
-    while quiet < reps && got.len() < 3 * reps {
-        let mut load = sys::OtherLoad::start();
-        let v = round()?;
-        let noise = load.stop(cpus).map_or(0.0, |x| x.other_pct.max(x.steal_pct));
-        quiet += usize::from(noise <= QUIET_PCT);
-        got.push((noise, v));
-    }
-    Ok(keep_quietest(got, reps))
-}
-
-/// The `reps` rounds with the least disturbance (time order among equals), and how many others
-/// there were.
-fn keep_quietest(mut got: Vec<(f64, Vec<f64>)>, reps: usize) -> (Vec<Vec<f64>>, usize) {
-    let ran = got.len();
-    got.sort_by(|a, b| a.0.total_cmp(&b.0));
-    got.truncate(reps);
-    (got.into_iter().map(|x| x.1).collect(), ran - reps.min(ran))
-}
-
-/// Column `i` of the rounds, as a summary.
-fn column(rounds: &[Vec<f64>], i: usize) -> Result<Summary, String> {
-    Summary::of(&rounds.iter().filter_map(|r| r.get(i).copied()).collect::<Vec<_>>()).ok_or_else(|| "no figure".into())
-}
-
-/// " (N disturbed repetitions repeated)" when any were.
-fn dropped_note(n: usize) -> String {
-    if n == 0 {
-        String::new()
-    } else {
-        format!(" ({n} repetition{} with > {QUIET_PCT:.0} % steal or other load repeated)", if n == 1 { "" } else { "s" })
     }
 }
 
@@ -579,14 +535,6 @@ fn print_table(table: &[Measured]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn disturbed_rounds_are_dropped_and_the_quiet_ones_kept_in_time_order() {
-        let got = vec![(50.0, vec![9.0]), (0.0, vec![1.0]), (20.0, vec![8.0]), (0.0, vec![2.0]), (3.0, vec![3.0])];
-        assert_eq!(keep_quietest(got, 3), (vec![vec![1.0], vec![2.0], vec![3.0]], 2));
-        // Too few quiet rounds: the least disturbed loud ones complete the set.
-        assert_eq!(keep_quietest(vec![(50.0, vec![9.0]), (20.0, vec![8.0])], 3), (vec![vec![8.0], vec![9.0]], 0));
-    }
 
     #[test]
     fn annotate_puts_each_note_on_its_key_and_the_file_still_parses_to_the_same_profile() {

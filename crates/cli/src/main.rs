@@ -12,6 +12,7 @@ mod fit;
 mod info;
 mod native;
 mod output;
+mod quiet;
 mod report;
 mod run;
 mod validate;
