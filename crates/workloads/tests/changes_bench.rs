@@ -81,9 +81,9 @@ fn sis_filter_speeds_up_overloaded_hackbench_pipes_on_xeon_8260() {
     assert!(chg < base * 0.95, "hackbench -p -g 24 time {base} -> {chg}");
     // Neutral while the LLCs have idle CPUs to find (1 group = 40 tasks on 96 CPUs): after the
     // start every wakeup goes back to the previous CPU, so select_idle_cpu() — the only place
-    // the filter acts — is off the path in both runs. (The run times still differ, by 4.2 % at
-    // full size: where the start's 40 wakeups landed decides which pipe ends share a core, an LLC or
-    // neither, and the filter changes those first choices; README, "The five changes".)
+    // the filter acts — is off the path in both runs. (The run times still differ, by 6.4 % at
+    // full size: one receiver that hardly ever sleeps sets the run, and which one, and how often it
+    // waits, follows from the few scans around the start; README, "The five changes".)
     let (b, _) = run_on("xeon-8260", "v6.0", &[], "hackbench -p -g 1 -l 10000", 10.0);
     let (c, _) = run_on("xeon-8260", "v6.0", &["+SIS_FILTER"], "hackbench -p -g 1 -l 10000", 10.0);
     for (r, name) in [(&b, "base"), (&c, "+SIS_FILTER")] {
