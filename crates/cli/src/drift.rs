@@ -3,7 +3,8 @@
 //! thread — before and after its cases and sets them beside what the profile implies
 //! (`syscall`; 2 syscalls + 2 copies + `pipe_send` + `pipe_recv`), and re-runs the pinned
 //! `hackbench -g 1` calibrate solved the socket work against, beside the model's run of it with
-//! the profile (equal at calibration). On a shared VM the same
+//! the profile (equal at calibration), and bounces a cache line between the first two CPUs
+//! (the hypervisor may have moved the vCPUs closer or apart since). On a shared VM the same
 //! figure moves by tens of percent from one minute to the next (host load, frequency); a
 //! prediction made with a profile from another minute then misses by that much, whatever the
 //! model does. The check names the drift instead of hiding it.
@@ -43,6 +44,15 @@ pub fn measure(p: &CostProfile, m: &Machine, f: &Features) -> Vec<Drift> {
     let pair = 2.0 * p.syscall as f64 + 2.0 * p.copy(100) as f64 + (p.pipe_send + p.pipe_recv) as f64;
     if let Some(s) = calib::channel_pair_ns(false, 100, 20_000, 3).ok().and_then(|v| Summary::of(&v)) {
         out.push(Drift { what: "pipe write+read", calibrated_ns: pair, now_ns: s.median });
+    }
+    // The two vCPUs' distance on the host can change (the hypervisor moves them): one line
+    // bounced between the first two usable CPUs, against the profile's line cost for their class.
+    let cpus: Vec<usize> = sys::allowed_cpus().into_iter().filter(|&c| c < m.nr_cpus()).collect();
+    if let [a, b, ..] = cpus[..] {
+        if let Some(s) = calib::line_transfer_ns(a, b, 100_000, 3).ok().and_then(|v| Summary::of(&v)) {
+            let dist = m.dist(a, b);
+            out.push(Drift { what: "line transfer", calibrated_ns: p.line.get(dist) as f64, now_ns: s.median });
+        }
     }
     // The socket work's basis (calibrate's step 8): the same command, natively and in the model.
     let cpu = sys::allowed_cpus().first().copied().unwrap_or(0);

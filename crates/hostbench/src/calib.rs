@@ -160,6 +160,7 @@ pub fn channel_pair_ns(socket: bool, bytes: usize, iters: u64, reps: usize) -> i
 /// Nanoseconds per one-way cache-line transfer between CPUs `a` and `b`, per repetition of
 /// `rounds` round trips (each the median of [`BURSTS`] bursts, as [`per_op_ns`]).
 pub fn line_transfer_ns(a: usize, b: usize, rounds: u64, reps: usize) -> io::Result<Vec<f64>> {
+    let _keep = sys::KeepAffinity::new();
     probe(&[a, b], false)?;
     #[repr(align(128))] // its own line (and the adjacent-line prefetcher's pair)
     struct Line(AtomicU64);
@@ -217,6 +218,7 @@ pub fn cross_cpu_wake_ns(a: usize, b: usize, busy: bool, rounds: u64, reps: usiz
 /// CPU has been idle at least that long when the wake comes (a hypervisor may poll a halted vCPU
 /// for a while before descheduling it: KVM's `halt_poll_ns`).
 pub fn cross_cpu_wake_after_ns(a: usize, b: usize, busy: bool, gap_ns: u64, rounds: u64, reps: usize) -> io::Result<Vec<f64>> {
+    let _keep = sys::KeepAffinity::new();
     probe(&[a, b], busy)?;
     let flags = [AtomicU32::new(0), AtomicU32::new(0)];
     let stamp = AtomicU64::new(0);

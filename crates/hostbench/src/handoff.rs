@@ -85,6 +85,7 @@ pub fn channel_handoff_ns(socket: bool, a: usize, b: usize, k: usize, rounds: u6
     if k == 0 || k > MAX_BURST {
         return Err(io::Error::other(format!("burst {k} outside 1..={MAX_BURST}")));
     }
+    let _keep = sys::KeepAffinity::new();
     probe(&[a, b], false)?;
     let mut out = Vec::with_capacity(reps);
     for _ in 0..reps {

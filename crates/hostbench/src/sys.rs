@@ -54,6 +54,31 @@ pub fn pin_to(cpus: &[usize]) -> io::Result<()> {
     Ok(())
 }
 
+/// Restores the calling thread's CPU affinity when dropped: a measurement that runs one of its
+/// sides on the caller's thread pins it, and must not leave the caller (and every process it
+/// forks later) pinned.
+pub struct KeepAffinity(Vec<usize>);
+
+impl KeepAffinity {
+    pub fn new() -> KeepAffinity {
+        KeepAffinity(allowed_cpus())
+    }
+}
+
+impl Default for KeepAffinity {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Drop for KeepAffinity {
+    fn drop(&mut self) {
+        if !self.0.is_empty() {
+            let _ = pin_to(&self.0);
+        }
+    }
+}
+
 /// The calling thread's kernel id.
 pub fn gettid() -> libc::pid_t {
     // SAFETY: no arguments, cannot fail.

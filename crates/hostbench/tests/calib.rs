@@ -79,3 +79,20 @@ fn a_channel_handed_between_two_cpus_gives_a_positive_round_trip() {
         assert!(v.iter().all(|x| *x > 0.0 && x.is_finite()), "socket={socket}: {v:?}");
     }
 }
+
+#[test]
+fn two_cpu_measurements_leave_the_callers_cpus_as_they_were() {
+    // Each runs one side on the caller's thread, pinned; the caller must come back unpinned, or
+    // every process it forks afterwards (validate's unpinned cases) runs on one CPU.
+    let before = sys::allowed_cpus();
+    if before.len() < 2 {
+        return;
+    }
+    let (a, b) = (before[0], before[1]);
+    calib::line_transfer_ns(a, b, 200, 1).unwrap();
+    assert_eq!(sys::allowed_cpus(), before, "after the line transfer");
+    calib::cross_cpu_wake_ns(a, b, false, 50, 1).unwrap();
+    assert_eq!(sys::allowed_cpus(), before, "after the futex wake");
+    wakesim_hostbench::handoff::channel_handoff_ns(false, a, b, 1, 50, 1).unwrap();
+    assert_eq!(sys::allowed_cpus(), before, "after the pipe handoff");
+}
