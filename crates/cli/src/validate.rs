@@ -7,6 +7,11 @@
 //! measured spread (half the min–max range over the median) is wider than 15 %, inside the
 //! measured min–max.
 //!
+//! The unpinned pipe and each hackbench also run against a one-CPU basis of their kind (the
+//! pinned pipe; the pinned `hackbench -g 1` calibrate fits the socket work to), each native run
+//! of the case followed by one of the basis: their ratio cancels the host's speed, which on a
+//! shared VM moves by tens of percent between minutes, and is set beside the model's ratio.
+//!
 //! Native runs a neighbour disturbed (the hypervisor's steal or other processes above
 //! `quiet::QUIET_PCT` of the machine) are repeated, at most 3 × the runs, keeping the quietest.
 
@@ -36,6 +41,9 @@ struct Case {
     /// The real tool's command line and how to read its figure, if it is installed.
     real: Option<(Vec<String>, Parse)>,
     unit: &'static str,
+    /// A one-CPU run of the same kind, run natively right after each run of the case: the ratio
+    /// of the two is the host's speed cancelled out (see [`Relative`]).
+    basis: Option<Vec<String>>,
 }
 
 fn words(s: &str) -> Vec<String> {
@@ -65,12 +73,13 @@ fn cases(a: &ValidateArgs, cpu: usize) -> Vec<Case> {
     let pinned = format!("taskset -c {cpu} perf bench sched pipe -l {pipe_loops}");
     let unpinned = format!("perf bench sched pipe -l {pipe_loops}");
     let mut v = vec![
-        Case { name: format!("pipe, pinned to CPU {cpu}"), cmd: words(&pinned), real: (have_perf && installed("taskset")).then(|| (words(&pinned), perf_usecs as Parse)), unit: "usecs/op" },
-        Case { name: "pipe, unpinned".into(), cmd: words(&unpinned), real: have_perf.then(|| (words(&unpinned), perf_usecs as Parse)), unit: "usecs/op" },
+        Case { name: format!("pipe, pinned to CPU {cpu}"), cmd: words(&pinned), real: (have_perf && installed("taskset")).then(|| (words(&pinned), perf_usecs as Parse)), unit: "usecs/op", basis: None },
+        Case { name: "pipe, unpinned".into(), cmd: words(&unpinned), real: have_perf.then(|| (words(&unpinned), perf_usecs as Parse)), unit: "usecs/op", basis: Some(words(&pinned)) },
     ];
     for g in [1, 2, 4] {
         let cmd = format!("hackbench -g {g} -l {hb_loops}");
-        v.push(Case { name: format!("hackbench -g {g}"), real: installed("hackbench").then(|| (words(&cmd), hackbench_time as Parse)), cmd: words(&cmd), unit: "s" });
+        let basis = words(&format!("taskset -c {cpu} hackbench -g 1 -l {hb_loops}"));
+        v.push(Case { name: format!("hackbench -g {g}"), real: installed("hackbench").then(|| (words(&cmd), hackbench_time as Parse)), cmd: words(&cmd), unit: "s", basis: Some(basis) });
     }
     v.retain(|c| a.only.as_deref().is_none_or(|o| c.name.contains(o)));
     v
@@ -94,12 +103,27 @@ struct Row {
     /// machine, over every native run including repeated ones; the model assumes an otherwise
     /// idle machine with CPUs of its own.
     interference: Option<Interference>,
+    relative: Option<Relative>,
     /// Native runs repeated because a neighbour took more than `QUIET_PCT` of the machine.
     repeated: usize,
     /// The largest such share among the runs kept, percent.
     worst_kept_pct: f64,
 }
 
+
+/// A case against its one-CPU basis, each native run of the case followed by one of the basis:
+/// on a shared VM the host's speed moves by tens of percent between minutes but little between
+/// two runs a second apart, so the ratio shows whether the model scales from one CPU to the
+/// case's placement as the kernel does, whatever minute calibrate met.
+#[derive(Serialize)]
+struct Relative {
+    basis: Vec<String>,
+    /// case ÷ basis, per pair of native runs.
+    measured_ratio: Summary,
+    /// The model's case median ÷ its basis (seed 1).
+    predicted_ratio: f64,
+    error_pct: f64,
+}
 
 #[derive(Serialize)]
 struct ValidateJson<'a> {
@@ -142,15 +166,23 @@ pub fn validate(a: ValidateArgs) -> Result<(), UserError> {
         let ws = crate::native::workload(&c.cmd, machine.nr_cpus() as u32)?;
         // Native runs a neighbour disturbed (steal or other load above QUIET_PCT) are repeated,
         // each with the next seed; the quietest `reps` are kept.
+        let bn = c.basis.as_ref().map(|b| crate::native::workload(b, host_cpus)).transpose()?;
+        let native = |w: &wakesim_workloads::Workload, seed: u64| -> Result<f64, String> {
+            let r = crate::native::run_workload(w, 120.0, seed).map_err(|e| e.0)?;
+            if r.outcome.capped {
+                return Err(format!("{}: the native run did not finish within 120 s", c.name));
+            }
+            Ok(w.reporter.metric(&r.outcome).value)
+        };
         let mut other = OtherLoad::start();
         let mut seed = 0;
         let runs = crate::quiet::quiet_rounds(a.reps, host_cpus, || {
             seed += 1;
-            let r = crate::native::run_workload(&wn, 120.0, seed).map_err(|e| e.0)?;
-            if r.outcome.capped {
-                return Err(format!("{}: the native run did not finish within 120 s", c.name));
+            let mut v = vec![native(&wn, seed)?];
+            if let Some(b) = &bn {
+                v.push(native(b, seed)?);
             }
-            Ok(vec![wn.reporter.metric(&r.outcome).value])
+            Ok(v)
         })
         .map_err(UserError)?;
         let measured: Vec<f64> = runs.rounds.iter().map(|r| r[0]).collect();
@@ -161,6 +193,17 @@ pub fn validate(a: ValidateArgs) -> Result<(), UserError> {
         let ps = Summary::of(&predicted).ok_or_else(|| UserError(format!("{}: no predicted figure", c.name)))?;
         let err = 100.0 * (ps.median - ms.median) / ms.median;
         let pass = err.abs() <= TARGET_PCT || (ms.spread_pct() > TARGET_PCT && ms.contains(ps.median));
+        let relative = match (&c.basis, runs.rounds.first().is_some_and(|r| r.len() == 2)) {
+            (Some(b), true) => {
+                let ratios: Vec<f64> = runs.rounds.iter().map(|r| r[0] / r[1]).collect();
+                let measured_ratio = Summary::of(&ratios).ok_or_else(|| UserError(format!("{}: no ratio", c.name)))?;
+                let model_basis = simulate(&machine, &costs, &features, &crate::native::workload(b, machine.nr_cpus() as u32)?, 1)?;
+                let predicted_ratio = ps.median / model_basis;
+                let error_pct = 100.0 * (predicted_ratio - measured_ratio.median) / measured_ratio.median;
+                Some(Relative { basis: b.clone(), measured_ratio, predicted_ratio, error_pct })
+            }
+            _ => None,
+        };
         rows.push(Row {
             case: c.name.clone(),
             command: c.cmd.clone(),
@@ -175,6 +218,7 @@ pub fn validate(a: ValidateArgs) -> Result<(), UserError> {
             error_pct: err,
             pass,
             interference,
+            relative,
             repeated: runs.repeated,
             worst_kept_pct: runs.worst_kept_pct,
         });
@@ -266,4 +310,25 @@ fn print_table(rows: &[Row], profile: &str, reps: usize) {
     if rows.iter().any(|r| r.worst_kept_pct > crate::quiet::QUIET_PCT) {
         crate::outln!("note: some rows kept native runs with more than {:.0} % of the machine taken by others (no quieter ones came); the model assumes an idle machine with CPUs of its own, so those rows measure the neighbours too", crate::quiet::QUIET_PCT);
     }
+    print_relative(rows);
+}
+
+/// Each case against its one-CPU basis, run alternately (the host's speed cancels).
+fn print_relative(rows: &[Row]) {
+    let rel: Vec<(&Row, &Relative)> = rows.iter().filter_map(|r| r.relative.as_ref().map(|x| (r, x))).collect();
+    if rel.is_empty() {
+        return;
+    }
+    crate::outln!();
+    crate::outln!("Against a one-CPU basis run natively right after each run of the case (case ÷ basis; the host's speed between minutes cancels):");
+    crate::outln!();
+    crate::outln!("| case | basis | measured ratio | predicted ratio | error |");
+    crate::outln!("|---|---|---|---|---|");
+    for (r, x) in &rel {
+        let s = &x.measured_ratio;
+        crate::outln!("| {} | `{}` | {:.3} [{:.3}–{:.3}] | {:.3} | {:+.1} % |", r.case, x.basis.join(" "), s.median, s.min, s.max, x.predicted_ratio, x.error_pct);
+    }
+    let n = rel.iter().filter(|(_, x)| x.error_pct.abs() <= TARGET_PCT).count();
+    crate::outln!();
+    crate::outln!("{n} of {} ratios within {TARGET_PCT} %", rel.len());
 }

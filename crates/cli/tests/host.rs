@@ -192,6 +192,16 @@ fn validate_quick_prints_measured_vs_predicted_and_writes_json() {
         }
         assert!(r["error_pct"].as_f64().unwrap().is_finite());
     }
+    // The unpinned pipe against its one-CPU basis, run alternately: a finite positive ratio
+    // per pair and the model's ratio; the pinned case has no basis.
+    let rel = &rows[1]["relative"];
+    assert!(rows[0]["relative"].is_null(), "{}", rows[0]);
+    assert!(rel["basis"].as_array().unwrap().iter().any(|w| w == "taskset"), "{rel}");
+    for k in ["predicted_ratio", "error_pct"] {
+        assert!(rel[k].as_f64().is_some_and(|x| x.is_finite()), "{k}: {rel}");
+    }
+    assert!(rel["measured_ratio"]["median"].as_f64().is_some_and(|x| x > 0.0 && x.is_finite()), "{rel}");
+    assert!(out.contains("| pipe, unpinned | `taskset -c "), "{out}");
     // The machine's speed against the profile, before and after the cases.
     for k in ["drift_before", "drift_after"] {
         let d = v[k].as_array().unwrap();
