@@ -84,7 +84,7 @@ mod tests {
     fn a_later_step_that_shows_no_slope_keeps_the_best_point() {
         // Rising by 2 per unit, but with a ±40 ripple that makes close points look flat or
         // falling: the search must end near 2000, not fall back to its start.
-        let f = |x: u64| Ok(2.0 * x as f64 + 1000.0 + if (x / 7) % 2 == 0 { 40.0 } else { -40.0 });
+        let f = |x: u64| Ok(2.0 * x as f64 + 1000.0 + if (x / 7).is_multiple_of(2) { 40.0 } else { -40.0 });
         let s = solve(1000, 5030.0, f).unwrap();
         assert!(s.slope > 0.0);
         assert!((1980..=2050).contains(&s.value), "solved to {}", s.value);
