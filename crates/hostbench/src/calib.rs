@@ -62,24 +62,21 @@ pub fn syscall_ns(calls: u64, reps: usize) -> Vec<f64> {
 /// no waiter (it skips the bucket lock), one thread: `(wait, wake)`, one figure per repetition.
 pub fn futex_ops_ns(calls: u64, reps: usize) -> (Vec<f64>, Vec<f64>) {
     let word = AtomicU32::new(1);
-    let wait = (0..reps)
-        .map(|_| {
-            per_op_ns(calls, || {
-                sys::futex_wait(&word, 0, false);
-                Ok(())
+    let figures = |op: &dyn Fn()| -> Vec<f64> {
+        (0..reps)
+            .map(|_| {
+                per_op_ns(calls, || {
+                    op();
+                    Ok(())
+                })
+                .unwrap_or(f64::NAN)
             })
-            .unwrap_or(f64::NAN)
-        })
-        .collect();
-    let wake = (0..reps)
-        .map(|_| {
-            per_op_ns(calls, || {
-                sys::futex_wake(&word, 1, false);
-                Ok(())
-            })
-            .unwrap_or(f64::NAN)
-        })
-        .collect();
+            .collect()
+    };
+    let wait = figures(&|| sys::futex_wait(&word, 0, false));
+    let wake = figures(&|| {
+        sys::futex_wake(&word, 1, false);
+    });
     (wait, wake)
 }
 

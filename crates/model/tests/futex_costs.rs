@@ -5,7 +5,6 @@ mod common;
 use common::*;
 use wakesim_costs::CostProfile;
 use wakesim_engine::Time;
-use wakesim_machine::CpuSet;
 use wakesim_workloads::{Op, TaskSpec, Workload};
 
 const ROUNDS: u64 = 1_000;
@@ -13,19 +12,9 @@ const ROUNDS: u64 = 1_000;
 /// Two tasks pinned to `a` and `b` waking each other `ROUNDS` times through futexes 0 and 1
 /// (the futex ping-pong `wakesim calibrate` measures).
 fn ping_pong(a: usize, b: usize) -> Workload {
-    let lp = |body: Vec<Op>| {
-        let mut p = vec![Op::LoopStart { count: ROUNDS, end: body.len() as u32 + 1 }];
-        p.extend(body);
-        p.extend([Op::LoopEnd { start: 0 }, Op::Exit]);
-        p
-    };
-    let first = lp(vec![Op::FutexWake { futex: 1, n: 1 }, Op::FutexWait { futex: 0 }]);
-    let second = lp(vec![Op::FutexWait { futex: 1 }, Op::FutexWake { futex: 0, n: 1 }]);
-    let pin = |mut t: TaskSpec, cpu: usize| {
-        t.allowed = Some(CpuSet::from_cpus([cpu]));
-        t
-    };
-    let tasks = vec![pin(TaskSpec::new("a", first), a), pin(TaskSpec::new("b", second), b)];
+    let first = looped(ROUNDS, vec![Op::FutexWake { futex: 1, n: 1 }, Op::FutexWait { futex: 0 }]);
+    let second = looped(ROUNDS, vec![Op::FutexWait { futex: 1 }, Op::FutexWake { futex: 0, n: 1 }]);
+    let tasks = vec![pinned(task("a", first), &[a]), pinned(task("b", second), &[b])];
     Workload { name: "futex ping-pong".into(), tasks, channels: Vec::new(), futexes: 2, reporter: Box::new(Elapsed), duration: None }
 }
 

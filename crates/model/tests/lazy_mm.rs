@@ -5,23 +5,16 @@
 mod common;
 use common::*;
 use wakesim_engine::Time;
-use wakesim_machine::CpuSet;
 use wakesim_workloads::{Op, TaskSpec, Workload};
 
 const ROUNDS: u64 = 1_000;
 
 /// Two processes (different `mm`) pinned to `a` and `b`, ping-ponging one byte through two pipes.
 fn ping_pong(a: usize, b: usize) -> Workload {
-    let lp = |body: Vec<Op>| {
-        let mut p = vec![Op::LoopStart { count: ROUNDS, end: body.len() as u32 + 1 }];
-        p.extend(body);
-        p.extend([Op::LoopEnd { start: 0 }, Op::Exit]);
-        p
-    };
-    let first = lp(vec![Op::Send { chan: 0, bytes: 1 }, Op::Recv { chan: 1, bytes: 1 }]);
-    let second = lp(vec![Op::Recv { chan: 0, bytes: 1 }, Op::Send { chan: 1, bytes: 1 }]);
-    let proc_on = |name: &str, prog, cpu: usize, mm| TaskSpec { allowed: Some(CpuSet::from_cpus([cpu])), mm, ..TaskSpec::new(name, prog) };
-    let tasks = vec![proc_on("a", first, a, 1), proc_on("b", second, b, 2)];
+    let first = looped(ROUNDS, vec![Op::Send { chan: 0, bytes: 1 }, Op::Recv { chan: 1, bytes: 1 }]);
+    let second = looped(ROUNDS, vec![Op::Recv { chan: 0, bytes: 1 }, Op::Send { chan: 1, bytes: 1 }]);
+    let process = |name: &str, prog, cpu: usize, mm| TaskSpec { mm, ..pinned(task(name, prog), &[cpu]) };
+    let tasks = vec![process("a", first, a, 1), process("b", second, b, 2)];
     Workload { name: "pipe ping-pong".into(), tasks, channels: vec![pipe("ab"), pipe("ba")], futexes: 0, reporter: Box::new(Elapsed), duration: None }
 }
 

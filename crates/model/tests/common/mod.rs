@@ -105,6 +105,14 @@ pub fn task(name: &str, program: Vec<Op>) -> TaskSpec {
     TaskSpec::new(name, program)
 }
 
+/// `body` run `count` times, then exit.
+pub fn looped(count: u64, body: Vec<Op>) -> Vec<Op> {
+    let mut p = vec![Op::LoopStart { count, end: body.len() as u32 + 1 }];
+    p.extend(body);
+    p.extend([Op::LoopEnd { start: 0 }, Op::Exit]);
+    p
+}
+
 /// Restricts `t` to `cpus` (and starts it on the first of them unless a start CPU is set).
 pub fn pinned(mut t: TaskSpec, cpus: &[usize]) -> TaskSpec {
     t.allowed = Some(CpuSet::from_cpus(cpus.iter().copied()));
