@@ -20,8 +20,8 @@
 //! * the launch barrier (a SysV semaphore polled every 100 ms by the parent) is a barrier;
 //! * without `-t`, the run is [`DEFAULT_TIMELIMIT`] simulated seconds (warmup: a fifth, as
 //!   dbench computes it), not dbench's 600: a deterministic simulation has no run-to-run noise
-//!   to average away, and its per-second throughput settles within the first second after
-//!   warmup (BENCHMARKS.md), while 720 simulated seconds would take hours on a 512-CPU machine.
+//!   to average away, and its per-second throughput settles almost at once (the first second after
+//!   warmup within 1 %, BENCHMARKS.md), while 720 simulated seconds would take hours on a 512-CPU machine.
 //!   The output says so in a `# wakesim:` line; `-t 600` runs the real default.
 
 use super::prog::{Prog, FOREVER};
