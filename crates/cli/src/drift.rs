@@ -56,7 +56,7 @@ pub fn measure(p: &CostProfile, m: &Machine, f: &Features) -> Vec<Drift> {
     }
     // The socket work's basis (calibrate's step 8): the same command, natively and in the model.
     let cpu = sys::allowed_cpus().first().copied().unwrap_or(0);
-    let cmd: Vec<String> = ["taskset", "-c", &cpu.to_string(), "hackbench", "-g", "1", "-l", "200"].iter().map(|s| s.to_string()).collect();
+    let cmd = crate::calibrate::pinned_hackbench(cpu, 200);
     let basis = || -> Result<Drift, UserError> {
         let w = crate::native::workload(&cmd, crate::native::host_cpus())?;
         let mut v = Vec::new();

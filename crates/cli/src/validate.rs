@@ -78,7 +78,7 @@ fn cases(a: &ValidateArgs, cpu: usize) -> Vec<Case> {
     ];
     for g in [1, 2, 4] {
         let cmd = format!("hackbench -g {g} -l {hb_loops}");
-        let basis = words(&format!("taskset -c {cpu} hackbench -g 1 -l {hb_loops}"));
+        let basis = crate::calibrate::pinned_hackbench(cpu, hb_loops);
         v.push(Case { name: format!("hackbench -g {g}"), real: installed("hackbench").then(|| (words(&cmd), hackbench_time as Parse)), cmd: words(&cmd), unit: "s", basis: Some(basis) });
     }
     v.retain(|c| a.only.as_deref().is_none_or(|o| c.name.contains(o)));

@@ -208,7 +208,7 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
     // hot pair's split, until the model's pinned hackbench matches the native one; the model's
     // other charges (switches, wakeups, cold messages) stay in place. Cross-CPU costs are not
     // in this fit: one CPU.
-    let cmd: Vec<String> = ["taskset", "-c", &cpu.to_string(), "hackbench", "-g", "1", "-l", &(200 / scale).to_string()].iter().map(|s| s.to_string()).collect();
+    let cmd = pinned_hackbench(cpu, 200 / scale);
     let mut what = format!("hackbench -g 1 -l {} pinned to CPU {cpu}", 200 / scale);
     progress(8, total, &what);
     let measured = quiet_rounds(reps, host_cpus, || Ok(vec![native_metric(&cmd, host_cpus, 1, 1.0)?.median])).and_then(|r| {
@@ -412,6 +412,12 @@ fn pinned_pipe(m: &Machine, a: usize, b: usize, loops: u64) -> Result<wakesim_wo
         t.allowed = Some(wakesim_machine::CpuSet::from_cpus([cpu]));
     }
     Ok(w)
+}
+
+/// `taskset -c CPU hackbench -g 1 -l LOOPS`: the one-CPU run calibrate fits the socket work
+/// to, and the basis validate's drift line and ratio table re-run.
+pub fn pinned_hackbench(cpu: usize, loops: u64) -> Vec<String> {
+    ["taskset", "-c", &cpu.to_string(), "hackbench", "-g", "1", "-l", &loops.to_string()].iter().map(|s| s.to_string()).collect()
 }
 
 /// The workload's own metric (× `scale`) over `reps` native runs.
