@@ -160,6 +160,8 @@ pub fn validate(a: ValidateArgs) -> Result<(), UserError> {
     }
     let drift_before = crate::drift::measure(&costs, &machine, &features);
     let mut rows = Vec::new();
+    // The model's run of each basis (deterministic: the hackbench cases share theirs).
+    let mut model_bases: std::collections::BTreeMap<Vec<String>, f64> = Default::default();
     for (i, c) in list.iter().enumerate() {
         eprintln!("validate: [{}/{}] {} ({} native + {} simulated runs{})", i + 1, list.len(), c.name, a.reps, a.reps, if c.real.is_some() { " + the real tool" } else { "" });
         let wn = crate::native::workload(&c.cmd, host_cpus)?;
@@ -197,7 +199,13 @@ pub fn validate(a: ValidateArgs) -> Result<(), UserError> {
             (Some(b), true) => {
                 let ratios: Vec<f64> = runs.rounds.iter().map(|r| r[0] / r[1]).collect();
                 let measured_ratio = Summary::of(&ratios).ok_or_else(|| UserError(format!("{}: no ratio", c.name)))?;
-                let model_basis = simulate(&machine, &costs, &features, &crate::native::workload(b, machine.nr_cpus() as u32)?, 1)?;
+                let model_basis = match model_bases.get(b) {
+                    Some(&x) => x,
+                    None => {
+                        let x = simulate(&machine, &costs, &features, &crate::native::workload(b, machine.nr_cpus() as u32)?, 1)?;
+                        *model_bases.entry(b.clone()).or_insert(x)
+                    }
+                };
                 let predicted_ratio = ps.median / model_basis;
                 let error_pct = 100.0 * (predicted_ratio - measured_ratio.median) / measured_ratio.median;
                 Some(Relative { basis: b.clone(), measured_ratio, predicted_ratio, error_pct })
