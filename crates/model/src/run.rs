@@ -94,6 +94,8 @@ impl Sim {
                 nr_wakeups: t.counters.nr_wakeups,
                 nr_migrations: t.counters.nr_migrations,
                 nr_switches: t.counters.nr_switches,
+                nvcsw: t.counters.nvcsw,
+                nivcsw: t.counters.nivcsw,
             })
             .collect();
         let outcome = Outcome {

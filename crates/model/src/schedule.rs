@@ -168,6 +168,12 @@ impl Sim {
             p.on_cpu = false;
             if !p.is_idle {
                 self.sched[cpu].rq_cpu_time += now - p.switched_in;
+                // __schedule(): `switch_count` is nvcsw when prev blocked, nivcsw otherwise.
+                if p.state == TState::Runnable {
+                    p.counters.nivcsw += 1;
+                } else {
+                    p.counters.nvcsw += 1;
+                }
             }
         }
         let n = &mut self.tasks[next as usize];

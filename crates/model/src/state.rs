@@ -47,6 +47,10 @@ pub struct TaskCounters {
     pub nr_wakeups: u64,
     pub nr_migrations: u64,
     pub nr_switches: u64,
+    /// Switched out blocked (`nvcsw`) or still runnable, i.e. preempted (`nivcsw`), as
+    /// `__schedule()` counts them from `prev_state`.
+    pub nvcsw: u64,
+    pub nivcsw: u64,
     pub wait_time: Time,
 }
 

@@ -125,3 +125,21 @@ fn a_250_hz_kernel_notices_the_end_of_a_slice_only_at_its_4_ms_tick() {
     assert!((140..=160).contains(&at1000), "300 ms at HZ=1000: {at1000} switches");
     assert!((70..=80).contains(&at250), "300 ms at HZ=250: {at250} switches");
 }
+
+#[test]
+fn a_preempted_hog_counts_involuntary_switches_and_a_sleeper_voluntary_ones() {
+    // Two hogs on one CPU only ever leave it at the end of a slice (still runnable: nivcsw, as
+    // __schedule() counts it); R, which sleeps on a timer, leaves it blocked (nvcsw).
+    let tasks = vec![
+        pinned(task("a", vec![compute(100 * MSEC), Op::Exit]), &[1]),
+        pinned(task("b", vec![compute(100 * MSEC), Op::Exit]), &[1]),
+        pinned(task("R", vec![sleep(MSEC), sleep(MSEC), Op::Exit]), &[2]),
+    ];
+    let mut s = sim("test-smt2", Features::default(), &workload(tasks, 0, 0), 1);
+    s.step_until(50 * MSEC);
+    let c = |i: usize| s.tasks[s.task_id(i) as usize].counters.clone();
+    for i in [0, 1] {
+        assert!(c(i).nivcsw >= 5 && c(i).nvcsw == 0, "hog {i}: {:?}", c(i));
+    }
+    assert!(c(2).nvcsw >= 2 && c(2).nivcsw == 0, "sleeper: {:?}", c(2));
+}

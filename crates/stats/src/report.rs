@@ -24,6 +24,10 @@ pub struct TaskStat {
     pub nr_migrations: u64,
     /// `nr_switches` (voluntary + involuntary context switches).
     pub nr_switches: u64,
+    /// `nvcsw`: switched out because it blocked (`voluntary_ctxt_switches`).
+    pub nvcsw: u64,
+    /// `nivcsw`: switched out while still runnable, i.e. preempted (`nonvoluntary_ctxt_switches`).
+    pub nivcsw: u64,
 }
 
 /// One domain of one CPU: (level name e.g. "SMT"/"MC"/"PKG"/"NUMA", span mask string as the

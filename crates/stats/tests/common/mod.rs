@@ -97,6 +97,8 @@ pub fn sample() -> Stats {
         nr_wakeups: 3,
         nr_migrations: 4,
         nr_switches: 5,
+        nvcsw: 3,
+        nivcsw: 2,
     });
     s
 }
