@@ -142,6 +142,11 @@ pub struct CostProfile {
     /// (ring head/tail update, buffer merge or slot setup, `was_empty`/`was_full` checks).
     pub pipe_send: u64,
     pub pipe_recv: u64,
+    /// A read that finds its pipe / socket empty (or a write that finds it full), up to where it
+    /// sleeps: the lock, the check and `prepare_to_wait()`, beyond the syscall. The op's own work
+    /// (`pipe_recv`, `unix_recv`, …) is charged when it completes, after the wakeup.
+    pub pipe_wait: u64,
+    pub sock_wait: u64,
     /// Cache lines of a pipe's own state that both ends write, a count, not ns: `pipe->mutex`,
     /// the ring's head/tail word, the `pipe_buffer` slot. An op on a CPU other than the last one
     /// to touch the pipe pays a transfer for each.

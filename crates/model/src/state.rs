@@ -106,6 +106,9 @@ pub struct Task {
     /// Task a pipe/socket syscall in progress is about to wake, and whether with WF_SYNC.
     pub sys_wake: TaskId,
     pub sys_wake_sync: bool,
+    /// The pipe/socket op in progress was charged only its check before sleeping
+    /// (`Chan::wait_cost`): if it goes ahead after all, its work is still owed.
+    pub chan_work_owed: bool,
     /// Called functions this task still waits for (`csd_lock_wait()` on each).
     pub csd_pending: u32,
     /// Tasks a futex wake, barrier release or unlock is waking, one try_to_wake_up each.
@@ -270,6 +273,9 @@ pub struct Chan {
     /// Per-message protocol cost on the sender and on the receiver (cost profile by kind).
     pub send_cost: Time,
     pub recv_cost: Time,
+    /// An op that finds nothing to read (no room to write) and sleeps: its check before it
+    /// does (`pipe_wait` / `sock_wait`).
+    pub wait_cost: Time,
     /// The lines both ends write (`pipe->mutex`, ring indices, slot, data; or the socket's
     /// queue lock and skb): their owner, and until when the current op holds them.
     pub line: crate::lines::SharedLine,

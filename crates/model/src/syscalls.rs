@@ -188,12 +188,13 @@ impl Sim {
         match phase {
             0 => {
                 let op = self.cur_op(t);
-                if let Some((chan, bytes, send)) = op.as_ref().and_then(chan_op) {
+                if let Some(op) = &op {
                     // The op's own work runs under the channel's lock, after the entry; that
                     // part (with any wait and line transfers) is charged by chan_rmw.
-                    let ch = &self.chans[chan as usize];
-                    let hold = self.c.copy(bytes) + if send { ch.send_cost } else { ch.recv_cost };
-                    self.chan_rmw(cpu, chan, hold, self.c.syscall);
+                    if let Some((chan, hold, owed)) = self.chan_op_work(op) {
+                        self.tasks[t as usize].chan_work_owed = owed;
+                        self.chan_rmw(cpu, chan, hold, self.c.syscall);
+                    }
                 }
                 if let Some((fx, wait)) = op.as_ref().and_then(futex_op) {
                     // futex_wait_setup() (key, bucket lock, word read, queueing) or futex_wake()
@@ -213,9 +214,10 @@ impl Sim {
             9 => {
                 // Woken on a pipe or socket: the op retakes the channel's lock (pipe_read()'s
                 // `mutex_lock(&pipe->mutex)` after `wait_event`), pulling its lines back from
-                // the CPU of the end that woke it.
-                if let Some((chan, _, _)) = self.cur_op(t).as_ref().and_then(chan_op) {
-                    self.chan_rmw(cpu, chan, 0, 0);
+                // the CPU of the end that woke it, and now does its work (or checks again).
+                if let Some((chan, hold, owed)) = self.cur_op(t).as_ref().and_then(|op| self.chan_op_work(op)) {
+                    self.tasks[t as usize].chan_work_owed = owed;
+                    self.chan_rmw(cpu, chan, hold, 0);
                 }
                 self.busy(cpu, 0, Frame::Sys { phase: 5 })
             }
@@ -285,6 +287,8 @@ impl Sim {
                     return self.block(cpu, t, 9);
                 }
                 ch.bytes += bytes;
+                self.pay_owed_chan_work(cpu, t, &op);
+                let ch = &mut self.chans[chan as usize];
                 let stamp = self.msg_written[cpu];
                 self.msg_written[cpu] += if ch.skb { unix_skb_truesize(bytes) } else { bytes };
                 ch.msgs.push_back(Msg { cpu: cpu as u32, stamp, bytes, read: false });
@@ -306,6 +310,7 @@ impl Sim {
                 }
                 ch.bytes -= bytes;
                 self.tasks[t as usize].pc += 1;
+                self.pay_owed_chan_work(cpu, t, &Op::Recv { chan, bytes });
                 self.read_msgs(cpu, chan, bytes);
                 let ch = &mut self.chans[chan as usize];
                 let sync = ch.sync;
@@ -484,6 +489,40 @@ fn futex_op(op: &Op) -> Option<(u32, bool)> {
         Op::FutexWait { futex } => Some((futex, true)),
         Op::FutexWake { futex, .. } | Op::FutexWakeWaiters { futex, .. } => Some((futex, false)),
         _ => None,
+    }
+}
+
+impl Sim {
+    /// A pipe or socket op's work under the channel's lock: its own work and copy if it can go
+    /// ahead, else only the check before it sleeps (`wait_cost`), the rest coming after the
+    /// wakeup (the conditions are `sys_execute`'s). A datagram to a full buffer is dropped, not
+    /// slept on.
+    /// Returns (channel, time under its lock, whether the op's work is still owed).
+    fn chan_op_work(&self, op: &Op) -> Option<(u32, Time, bool)> {
+        let (chan, bytes, _) = chan_op(op)?;
+        let ch = &self.chans[chan as usize];
+        let blocks = match *op {
+            Op::Send { .. } => ch.capacity - ch.bytes.min(ch.capacity) < bytes && ch.bytes > 0,
+            Op::Recv { .. } => ch.bytes < bytes,
+            _ => false,
+        };
+        Some(if blocks { (chan, ch.wait_cost, true) } else { (chan, self.chan_work(op), false) })
+    }
+
+    /// A pipe or socket op's own work: its copy and the channel's per-message cost.
+    fn chan_work(&self, op: &Op) -> Time {
+        let Some((chan, bytes, send)) = chan_op(op) else { return 0 };
+        let ch = &self.chans[chan as usize];
+        self.c.copy(bytes) + if send { ch.send_cost } else { ch.recv_cost }
+    }
+
+    /// The op goes ahead although it was charged only its check (the channel changed while it
+    /// held the lock): its work is paid in the CPU's next step.
+    fn pay_owed_chan_work(&mut self, cpu: usize, t: TaskId, op: &Op) {
+        if std::mem::take(&mut self.tasks[t as usize].chan_work_owed) {
+            let w = self.chan_work(op);
+            self.charge(cpu, w);
+        }
     }
 }
 

@@ -153,6 +153,11 @@ pub(crate) fn generic() -> CostProfile {
         // writer sets up the slot). `wakesim calibrate` measures the pair on the host.
         pipe_send: 110,
         pipe_recv: 90,
+        // A read of an empty MSG_DONTWAIT unix socket / O_NONBLOCK pipe returning EAGAIN took
+        // 305 / 245 ns on the development VM (Sapphire Rapids, 2026-11-22), getppid 190: the
+        // check a blocking read makes before it sleeps. `wakesim calibrate` measures them.
+        sock_wait: 115,
+        pipe_wait: 55,
         // [EST] fs/pipe.c, the pipe's own lines both ends write: pipe->mutex (mutex_lock/unlock
         // by each op), head/tail (pipe_update_tail by the reader, head by the writer).
         // `wakesim calibrate`'s handoff measured 2 on the development VM (serial-miss
