@@ -8,6 +8,8 @@
 //!   difference per byte is two copies (`copy_page_from_iter` in, `copy_page_to_iter` out).
 //! * [`channel_pair_ns`]: a non-blocking 100-byte write + read on a pipe or unix socketpair —
 //!   the per-message work of the channel beyond the syscall and the copy.
+//! * [`empty_read_ns`]: a read of an empty pipe or socket that returns `EAGAIN` — the check a
+//!   blocking read makes before it sleeps.
 //! * [`futex_ops_ns`]: a `FUTEX_WAIT` that returns at once (the word differs) and a
 //!   `FUTEX_WAKE` with no waiter, in loops — the futex's own work beyond the syscall.
 //! * [`line_transfer_ns`]: two threads pinned to CPUs `a` and `b` bounce one cache line (each
@@ -149,6 +151,46 @@ pub fn channel_pair_ns(socket: bool, bytes: usize, iters: u64, reps: usize) -> i
         libc::close(fds[1]);
     }
     res.map(|_| out)
+}
+
+/// Nanoseconds per read of an empty pipe (`O_NONBLOCK`) or unix socket (`MSG_DONTWAIT`) that
+/// returns `EAGAIN`, per repetition: the syscall plus the check a blocking read makes before it
+/// sleeps (the lock, the empty queue); `wakesim calibrate` subtracts the syscall.
+pub fn empty_read_ns(socket: bool, iters: u64, reps: usize) -> io::Result<Vec<f64>> {
+    let (r, w) = sys::channel_pair(socket)?;
+    let mut buf = [0u8; 100];
+    let res = (|| {
+        if !socket {
+            // SAFETY: fcntl on our own fd.
+            if unsafe { libc::fcntl(r, libc::F_SETFL, libc::O_NONBLOCK) } != 0 {
+                return Err(io::Error::last_os_error());
+            }
+        }
+        let mut out = Vec::with_capacity(reps);
+        for _ in 0..reps {
+            out.push(per_op_ns(iters, || {
+                // SAFETY: buf is valid for 100 bytes; the channel is empty, the call returns -1.
+                let n = unsafe {
+                    if socket {
+                        libc::recv(r, buf.as_mut_ptr() as *mut libc::c_void, 100, libc::MSG_DONTWAIT)
+                    } else {
+                        libc::read(r, buf.as_mut_ptr() as *mut libc::c_void, 100)
+                    }
+                };
+                if n >= 0 || io::Error::last_os_error().kind() != io::ErrorKind::WouldBlock {
+                    return Err(io::Error::other("a read of an empty channel did not return EAGAIN"));
+                }
+                Ok(())
+            })?);
+        }
+        Ok(out)
+    })();
+    // SAFETY: closing our own fds.
+    unsafe {
+        libc::close(r);
+        libc::close(w);
+    }
+    res
 }
 
 /// Mean wake-to-run latency (ns) of futex wakes between CPUs `a` and `b`, both directions, one

@@ -6,7 +6,8 @@
 //!   small and large writes, a pipe ping-pong pinned to one CPU (threads and processes), and a
 //!   futex ping-pong between two pinned CPUs per distance class, with the target CPU idle or kept
 //!   busy by a `SCHED_IDLE` spinner; [`handoff`]: a pipe or socket handed between two pinned
-//!   CPUs without sleeping; [`queued`]: socket messages queued deep enough to leave the cache.
+//!   CPUs without sleeping; [`queued`]: socket messages queued deep enough to leave the cache;
+//!   [`stream`]: how a socket stream's cost splits between its sender and its receiver.
 //!   Each is repeated; [`Summary`] gives median and spread.
 //! * [`native`]: the load generators behind `wakesim native` and `wakesim validate`. They run a
 //!   [`wakesim_workloads::Workload`] — the same task graph the simulator runs, built from the same
@@ -18,6 +19,7 @@ pub mod calib;
 pub mod handoff;
 pub mod native;
 pub mod queued;
+pub mod stream;
 mod summary;
 pub mod sys;
 

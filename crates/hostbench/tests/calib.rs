@@ -96,3 +96,26 @@ fn two_cpu_measurements_leave_the_callers_cpus_as_they_were() {
     wakesim_hostbench::handoff::channel_handoff_ns(false, a, b, 1, 50, 1).unwrap();
     assert_eq!(sys::allowed_cpus(), before, "after the pipe handoff");
 }
+
+#[test]
+fn a_socket_stream_on_one_cpu_charges_both_sides_a_positive_time_per_message() {
+    let cpu = sys::allowed_cpus()[0];
+    let v = wakesim_hostbench::stream::stream_split_ns(cpu, 2_000, 2).unwrap();
+    assert_eq!(v.len(), 2);
+    for s in &v {
+        // Each side at least makes a syscall per message; neither can take a millisecond.
+        assert!(s.sender_ns > 50.0 && s.sender_ns < 1e6, "{s:?}");
+        assert!(s.receiver_ns > 50.0 && s.receiver_ns < 1e6, "{s:?}");
+    }
+    let e = wakesim_hostbench::stream::stream_split_ns(1000, 10, 1).unwrap_err();
+    assert!(e.to_string().contains("CPU 1000"), "{e}");
+}
+
+#[test]
+fn a_read_of_an_empty_pipe_or_socket_returns_at_once_with_a_positive_cost() {
+    for socket in [false, true] {
+        let v = calib::empty_read_ns(socket, 2_000, 2).unwrap();
+        assert_eq!(v.len(), 2);
+        assert!(v.iter().all(|x| *x > 0.0 && *x < 1e6), "socket={socket}: {v:?}");
+    }
+}

@@ -5,6 +5,8 @@
 //! | `getppid` loop | `syscall` | direct |
 //! | pipe write+read, 32 KiB vs 64 B | `copy_ps_per_byte` | direct |
 //! | unix socketpair 100 B write + read, one thread (the hot pair) | `unix_send`, `unix_recv` start values; the base of `sock_msg_cold` and the line counts | direct, minus syscalls and copies |
+//! | a unix socket streamed between two threads pinned to one CPU, each side's CPU time | the `unix_send : unix_recv` split | each side minus its syscall and copy |
+//! | a read of an empty pipe / unix socket returning `EAGAIN` | `pipe_wait`, `sock_wait` | direct, minus the syscall |
 //! | pipe 100 B write + read, one thread | `pipe_send`, `pipe_recv` | direct, minus syscalls and copies |
 //! | sysfs `cpu0/cache/index*` | `private_cache_bytes` | the largest cache shared only within the core |
 //! | the unix pair with ≥ 8 such caches' worth of skbs queued on one pinned thread | `sock_msg_cold` | minus the hot pair |
@@ -12,7 +14,7 @@
 //! | a pipe / socketpair handed between two pinned threads (nearest pair), no sleeping, single messages and bursts of 16 | `pipe_lines`, `sock_lines`, `pipe_msg_lines`, `sock_msg_lines` | the burst's extra per message gives the message's lines; the rest of the single round trip, the channel's (`handoff` module doc) |
 //! | `taskset -c C perf bench sched pipe -T`, natively | `context_switch` | model solved to match |
 //! | the same with processes | `context_switch_mm` | model solved to match |
-//! | `taskset -c C hackbench -g 1 -l 200`, natively | `unix_send`, `unix_recv` (in place; the hot pair's split) | model solved to match |
+//! | `taskset -c C hackbench -g 1 -l 200`, natively | `unix_send`, `unix_recv` (in place; step 4's split) | model solved to match |
 //! | `FUTEX_WAIT` on a changed word (returns at once), one thread | `futex_wait`, `futex_wake` | direct, minus the syscall |
 //! | futex wake, target CPU idle minus target busy | idle state `exit_latency` | direct |
 //! | `perf bench sched pipe` with its two processes pinned to a pair, per distance class | `ipi_delivery.<class>` | model solved to match (the pipe's costs are measured above) |
@@ -122,15 +124,32 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
     }
     table.push(Measured { what: "pipe copy".into(), unit: "ps/B", result: copy });
 
-    // 4. per-message socket work: unix_send + unix_recv = pair − 2 syscalls − 2 copies, split in
-    // the base profile's ratio (the send side allocates and queues the skb, the larger part).
-    progress(4, total, "unix socket 100-byte write + read, one thread (and a pipe for comparison)");
+    // 4. per-message socket work: unix_send + unix_recv = pair − 2 syscalls − 2 copies, split as
+    // a socket stream between two threads on one CPU splits its CPU time (`stream` module doc:
+    // the split decides whether a woken receiver preempts its sender); without that figure, in
+    // the base profile's ratio.
+    let cpu = cpus.first().copied().unwrap_or(0);
+    progress(4, total, "unix socket 100-byte write + read, one thread (and a pipe for comparison); reads of the empty channels; a socket stream between two threads on one CPU");
     let pipe_pair = summarise(calib::channel_pair_ns(false, 100, 20_000 / scale, reps));
     let sock = summarise(calib::channel_pair_ns(true, 100, 20_000 / scale, reps));
+    let stream = wakesim_hostbench::stream::stream_split_ns(cpu, 50_000 / scale, reps).map_err(|e| format!("skipped: {e}"));
+    let side = |f: fn(&wakesim_hostbench::stream::Split) -> f64| -> Result<Summary, String> {
+        let v: Vec<f64> = stream.as_ref().map_err(Clone::clone)?.iter().map(f).collect();
+        Summary::of(&v).ok_or_else(|| "no figure".into())
+    };
+    let (sender, receiver) = (side(|s| s.sender_ns), side(|s| s.receiver_ns));
     if let Ok(s) = &sock {
         let extra = (s.median - 2.0 * p.syscall as f64 - 2.0 * p.copy(100) as f64).max(0.0);
-        (p.unix_send, p.unix_recv) = split(extra, p.unix_send, p.unix_recv);
-        let n = format!("measured: share of (socket pair {:.0} ns − 2 syscalls − 2 copies), pair {}", s.median, note(s, "ns"));
+        // Each side's own socket work in the stream: its time per message − syscall − copy.
+        let own = |x: &Summary| (x.median - (p.syscall + p.copy(100)) as f64).max(1.0).round() as u64;
+        let (n, (ws, wr)) = match (&sender, &receiver) {
+            (Ok(a), Ok(b)) => (
+                format!("measured: socket pair {:.0} ns − 2 syscalls − 2 copies, split as a one-CPU stream's sender {:.0} : receiver {:.0} ns/message (each − syscall − copy), pair {}", s.median, a.median, b.median, note(s, "ns")),
+                (own(a), own(b)),
+            ),
+            _ => (format!("measured: base profile's share of (socket pair {:.0} ns − 2 syscalls − 2 copies), pair {}", s.median, note(s, "ns")), (p.unix_send, p.unix_recv)),
+        };
+        (p.unix_send, p.unix_recv) = split(extra, ws, wr);
         notes.insert("unix_send".into(), n.clone());
         notes.insert("unix_recv".into(), n);
     }
@@ -142,13 +161,27 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
         notes.insert("pipe_send".into(), n.clone());
         notes.insert("pipe_recv".into(), n);
     }
+    // A blocking read's check before it sleeps: a read of the empty channel returning EAGAIN,
+    // minus the syscall.
+    let empty = [false, true].map(|socket| summarise(calib::empty_read_ns(socket, 20_000 / scale, reps)));
+    for (s, field) in empty.iter().zip(["pipe_wait", "sock_wait"]) {
+        if let Ok(s) = s {
+            let v = (s.median - p.syscall as f64).max(0.0).round() as u64;
+            if field == "pipe_wait" { p.pipe_wait = v } else { p.sock_wait = v }
+            notes.insert(field.into(), format!("measured: read of the empty channel (EAGAIN) − syscall, {}", note(s, "ns")));
+        }
+    }
     let hot_pairs = [pipe_pair.as_ref().ok().map(|s| s.median), sock.as_ref().ok().map(|s| s.median)];
     table.push(Measured { what: "pipe 100 B write+read".into(), unit: "ns", result: pipe_pair });
     table.push(Measured { what: "unix socket 100 B write+read".into(), unit: "ns", result: sock });
+    let [pipe_empty, sock_empty] = empty;
+    table.push(Measured { what: "read of an empty pipe (EAGAIN)".into(), unit: "ns", result: pipe_empty });
+    table.push(Measured { what: "read of an empty unix socket (EAGAIN)".into(), unit: "ns", result: sock_empty });
+    table.push(Measured { what: format!("socket stream on CPU {cpu}, sender per message"), unit: "ns", result: sender });
+    table.push(Measured { what: format!("socket stream on CPU {cpu}, receiver per message"), unit: "ns", result: receiver });
 
     // 5. socket messages that left the cache: the same pair with ≥ 8 private caches' worth of
     // skbs queued, minus the hot pair.
-    let cpu = cpus.first().copied().unwrap_or(0);
     let cache = queued::private_cache_bytes(cpu);
     if let Some(bytes) = cache {
         p.private_cache_bytes = bytes;
@@ -205,7 +238,7 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
     // 8. socket work in place: the hot one-thread pair above keeps everything in L1; inside a
     // process-mode hackbench on one CPU (40 processes, 20 sockets, skbs queued and freed out of
     // order) each message costs about twice as much. unix_send + unix_recv are solved, in the
-    // hot pair's split, until the model's pinned hackbench matches the native one; the model's
+    // split step 4 measured, until the model's pinned hackbench matches the native one; the model's
     // other charges (switches, wakeups, cold messages) stay in place. Cross-CPU costs are not
     // in this fit: one CPU.
     let cmd = pinned_hackbench(cpu, 200 / scale);
