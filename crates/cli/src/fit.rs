@@ -14,9 +14,16 @@ use wakesim_workloads::Workload;
 
 /// Run `w` in the model; its reporter's metric.
 pub fn simulate(m: &Machine, c: &CostProfile, f: &Features, w: &Workload, seed: u64) -> Result<f64, UserError> {
+    Ok(simulate_switches(m, c, f, w, seed)?.0)
+}
+
+/// Run `w` in the model; its reporter's metric and its tasks' voluntary and involuntary
+/// context switches (the `nvcsw`/`nivcsw` sums getrusage(2) reports for a native run).
+pub fn simulate_switches(m: &Machine, c: &CostProfile, f: &Features, w: &Workload, seed: u64) -> Result<(f64, u64, u64), UserError> {
     let cfg = Config { machine: m.clone(), costs: c.clone(), features: *f, seed, duration_cap: 60 * SEC };
     let r = Sim::new(cfg, w).map_err(UserError)?.run();
-    Ok(w.reporter.metric(&r.outcome).value)
+    let (v, i) = r.stats.tasks.iter().fold((0, 0), |(v, i), t| (v + t.nvcsw, i + t.nivcsw));
+    Ok((w.reporter.metric(&r.outcome).value, v, i))
 }
 
 /// The result of solving one field.

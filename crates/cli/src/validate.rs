@@ -12,6 +12,9 @@
 //! of the case followed by one of the basis: their ratio cancels the host's speed, which on a
 //! shared VM moves by tens of percent between minutes, and is set beside the model's ratio.
 //!
+//! Each case also reports its tasks' context switches, blocked and preempted, native (getrusage)
+//! beside predicted: the decisions behind the figure.
+//!
 //! Native runs a neighbour disturbed (the hypervisor's steal or other processes above
 //! `quiet::QUIET_PCT` of the machine) are repeated, at most 3 × the runs, keeping the quietest.
 
@@ -20,7 +23,7 @@ use std::process::Command;
 
 use crate::args::ValidateArgs;
 use crate::drift::Drift;
-use crate::fit::simulate;
+use crate::fit::{simulate, simulate_switches};
 use crate::output::write_atomic;
 use crate::UserError;
 use serde::Serialize;
@@ -104,6 +107,7 @@ struct Row {
     /// idle machine with CPUs of its own.
     interference: Option<Interference>,
     relative: Option<Relative>,
+    switches: Switches,
     /// Native runs repeated because a neighbour took more than `QUIET_PCT` of the machine.
     repeated: usize,
     /// The largest such share among the runs kept, percent.
@@ -123,6 +127,18 @@ struct Relative {
     /// The model's case median ÷ its basis (seed 1).
     predicted_ratio: f64,
     error_pct: f64,
+}
+
+/// The scheduling decisions behind a case's figure: context switches per run of its tasks,
+/// blocked (voluntary) and preempted (involuntary); natively from getrusage(2) of the run's
+/// processes, in the model from its per-task counters. A model that matches the time with
+/// other decisions matches it by accident.
+#[derive(Serialize)]
+struct Switches {
+    measured_voluntary: Summary,
+    measured_involuntary: Summary,
+    predicted_voluntary: Summary,
+    predicted_involuntary: Summary,
 }
 
 #[derive(Serialize)]
@@ -169,33 +185,44 @@ pub fn validate(a: ValidateArgs) -> Result<(), UserError> {
         // Native runs a neighbour disturbed (steal or other load above QUIET_PCT) are repeated,
         // each with the next seed; the quietest `reps` are kept.
         let bn = c.basis.as_ref().map(|b| crate::native::workload(b, host_cpus)).transpose()?;
-        let native = |w: &wakesim_workloads::Workload, seed: u64| -> Result<f64, String> {
+        let native = |w: &wakesim_workloads::Workload, seed: u64| -> Result<[f64; 3], String> {
             let r = crate::native::run_workload(w, 120.0, seed).map_err(|e| e.0)?;
             if r.outcome.capped {
                 return Err(format!("{}: the native run did not finish within 120 s", c.name));
             }
-            Ok(w.reporter.metric(&r.outcome).value)
+            Ok([w.reporter.metric(&r.outcome).value, r.voluntary_switches as f64, r.involuntary_switches as f64])
         };
         let mut other = OtherLoad::start();
         let mut seed = 0;
+        // Each round: the case's figure, the basis's (if any), then the case's two switch counts.
         let runs = crate::quiet::quiet_rounds(a.reps, host_cpus, || {
             seed += 1;
-            let mut v = vec![native(&wn, seed)?];
+            let [x, vol, invol] = native(&wn, seed)?;
+            let mut v = vec![x];
             if let Some(b) = &bn {
-                v.push(native(b, seed)?);
+                v.push(native(b, seed)?[0]);
             }
+            v.extend([vol, invol]);
             Ok(v)
         })
         .map_err(UserError)?;
         let measured: Vec<f64> = runs.rounds.iter().map(|r| r[0]).collect();
         let interference = other.stop(host_cpus);
-        let predicted = (1..=a.reps as u64).map(|seed| simulate(&machine, &costs, &features, &ws, seed)).collect::<Result<Vec<_>, _>>()?;
+        let sims = (1..=a.reps as u64).map(|seed| simulate_switches(&machine, &costs, &features, &ws, seed)).collect::<Result<Vec<_>, _>>()?;
+        let predicted: Vec<f64> = sims.iter().map(|s| s.0).collect();
+        let summary = |v: Vec<f64>| Summary::of(&v).ok_or_else(|| UserError(format!("{}: no switch counts", c.name)));
+        let switches = Switches {
+            measured_voluntary: summary(runs.rounds.iter().map(|r| r[r.len() - 2]).collect())?,
+            measured_involuntary: summary(runs.rounds.iter().map(|r| r[r.len() - 1]).collect())?,
+            predicted_voluntary: summary(sims.iter().map(|s| s.1 as f64).collect())?,
+            predicted_involuntary: summary(sims.iter().map(|s| s.2 as f64).collect())?,
+        };
         let real = c.real.as_ref().map(|(cmd, parse)| run_real(cmd, *parse, a.reps)).transpose()?;
         let ms = Summary::of(&measured).ok_or_else(|| UserError(format!("{}: no measured figure", c.name)))?;
         let ps = Summary::of(&predicted).ok_or_else(|| UserError(format!("{}: no predicted figure", c.name)))?;
         let err = 100.0 * (ps.median - ms.median) / ms.median;
         let pass = err.abs() <= TARGET_PCT || (ms.spread_pct() > TARGET_PCT && ms.contains(ps.median));
-        let relative = match (&c.basis, runs.rounds.first().is_some_and(|r| r.len() == 2)) {
+        let relative = match (&c.basis, bn.is_some()) {
             (Some(b), true) => {
                 let ratios: Vec<f64> = runs.rounds.iter().map(|r| r[0] / r[1]).collect();
                 let measured_ratio = Summary::of(&ratios).ok_or_else(|| UserError(format!("{}: no ratio", c.name)))?;
@@ -227,6 +254,7 @@ pub fn validate(a: ValidateArgs) -> Result<(), UserError> {
             pass,
             interference,
             relative,
+            switches,
             repeated: runs.repeated,
             worst_kept_pct: runs.worst_kept_pct,
         });
@@ -319,6 +347,28 @@ fn print_table(rows: &[Row], profile: &str, reps: usize) {
         crate::outln!("note: some rows kept native runs with more than {:.0} % of the machine taken by others (no quieter ones came); the model assumes an idle machine with CPUs of its own, so those rows measure the neighbours too", crate::quiet::QUIET_PCT);
     }
     print_relative(rows);
+    print_switches(rows);
+}
+
+/// The switch counts behind each case: blocked and preempted, measured and predicted.
+fn print_switches(rows: &[Row]) {
+    crate::outln!();
+    crate::outln!("Scheduling decisions, context switches per run (natively: getrusage of the run's processes; median [min–max]):");
+    crate::outln!();
+    crate::outln!("| case | blocked, measured | blocked, predicted | preempted, measured | preempted, predicted |");
+    crate::outln!("|---|---|---|---|---|");
+    let c = |s: &Summary| format!("{:.0} [{:.0}–{:.0}]", s.median, s.min, s.max);
+    for r in rows {
+        let s = &r.switches;
+        crate::outln!(
+            "| {} | {} | {} | {} | {} |",
+            r.case,
+            c(&s.measured_voluntary),
+            c(&s.predicted_voluntary),
+            c(&s.measured_involuntary),
+            c(&s.predicted_involuntary)
+        );
+    }
 }
 
 /// Each case against its one-CPU basis, run alternately (the host's speed cancels).

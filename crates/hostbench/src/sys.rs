@@ -276,6 +276,17 @@ pub fn wait_exit_timeout(pid: libc::pid_t, timeout_ns: u64) -> io::Result<bool> 
     Ok(exited)
 }
 
+/// Voluntary and involuntary context switches of this process's reaped children so far
+/// (`getrusage(RUSAGE_CHILDREN)`: `ru_nvcsw`, `ru_nivcsw`, every thread of every descendant
+/// that has been waited for).
+pub fn children_switches() -> (u64, u64) {
+    // SAFETY: rusage is plain data and a valid out-pointer.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: see above.
+    unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru) };
+    (ru.ru_nvcsw as u64, ru.ru_nivcsw as u64)
+}
+
 /// `kill(-pgid, SIGKILL)`: end a whole process group this crate created.
 pub fn kill_group(pgid: libc::pid_t) {
     // SAFETY: plain syscall on a group we own.

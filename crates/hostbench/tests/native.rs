@@ -24,6 +24,9 @@ fn pipe_pingpong_runs_to_the_end_with_both_marks_and_every_exit() {
         assert!(r.outcome.marks.windows(2).all(|w| w[0].time <= w[1].time), "marks in time order");
         let m = w.reporter.metric(&r.outcome);
         assert!(m.value > 0.0 && m.value.is_finite(), "{c}: {m:?}");
+        // Each of the 300 round trips has each side wait for the other's message: at least
+        // half of those 600 reads find the pipe empty and block (getrusage's nvcsw).
+        assert!(r.voluntary_switches >= 300, "{c}: {} voluntary switches", r.voluntary_switches);
     }
 }
 

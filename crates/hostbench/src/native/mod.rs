@@ -48,6 +48,10 @@ pub struct NativeRun {
     pub outcome: Outcome,
     /// Wall time from the origin to the end of the run, seconds.
     pub wall_seconds: f64,
+    /// Context switches of the run's tasks (and its runner process, which only forks and
+    /// reaps): voluntary (blocked) and involuntary (preempted), as `getrusage(2)` counts them.
+    pub voluntary_switches: u64,
+    pub involuntary_switches: u64,
 }
 
 /// Check that every op of `w` has a native counterpart.
@@ -71,6 +75,7 @@ pub fn run(w: &Workload, o: &NativeOptions) -> Result<NativeRun, NativeError> {
     let cap = w.duration.map_or(o.cap_ns, |d| d.min(o.cap_ns));
     let t0 = sys::now_ns();
     shm.set_origin(t0);
+    let sw0 = sys::children_switches();
     let runner = sys::fork().map_err(|e| os("fork", e))?;
     if runner == 0 {
         sys::new_process_group();
@@ -83,6 +88,7 @@ pub fn run(w: &Workload, o: &NativeOptions) -> Result<NativeRun, NativeError> {
         sys::kill_group(runner);
     }
     let _ = sys::wait(runner);
+    let sw1 = sys::children_switches();
     if let Some(e) = shm.error() {
         return Err(NativeError::Task(e));
     }
@@ -90,7 +96,7 @@ pub fn run(w: &Workload, o: &NativeOptions) -> Result<NativeRun, NativeError> {
         return Err(NativeError::Task("more marks than the native log holds; shorten the run".into()));
     }
     let outcome = Outcome { end_time: end, capped: !exited, marks: shm.marks(), task_exit: shm.exits() };
-    Ok(NativeRun { outcome, wall_seconds: end as f64 / 1e9 })
+    Ok(NativeRun { outcome, wall_seconds: end as f64 / 1e9, voluntary_switches: sw1.0 - sw0.0, involuntary_switches: sw1.1 - sw0.1 })
 }
 
 fn close_all(fds: &[chan::Fds]) {
