@@ -4,8 +4,11 @@
 //!   configuration: `/proc/config.gz` (CONFIG_IKCONFIG_PROC), else `/boot/config-<release>` as
 //!   distributions install it;
 //! * `sysctl_sched_base_slice`, from the scheduler's debugfs dump
-//!   (`/sys/kernel/debug/sched/debug`, root with debugfs mounted): v6.16+ kernels use 0.70 ms
-//!   (normalized) where the model's default is 0.75.
+//!   (`/sys/kernel/debug/sched/debug`, root with debugfs mounted), else from this process's own
+//!   `se.slice` in `/proc/self/sched` (a task without a custom slice has the base slice; the
+//!   file exists wherever `CONFIG_SCHED_DEBUG` does, no root needed): kernels from v6.15 (and
+//!   the stable kernels that took commit 2ae891b82695) use 0.70 ms normalized where the model's
+//!   default is 0.75.
 //!
 //! Not readable: `None`, and the model keeps its default.
 
@@ -36,9 +39,21 @@ fn running_kernel_config() -> Option<String> {
     std::fs::read_to_string(format!("/boot/config-{}", release.trim())).ok()
 }
 
-/// `sysctl_sched_base_slice` of the running kernel in ns, if its debugfs dump is readable.
+/// `sysctl_sched_base_slice` of the running kernel in ns: from its debugfs dump if readable,
+/// else this process's `se.slice`.
 pub fn running_base_slice_ns() -> Option<u64> {
-    base_slice_ns(&std::fs::read_to_string("/sys/kernel/debug/sched/debug").ok()?)
+    std::fs::read_to_string("/sys/kernel/debug/sched/debug")
+        .ok()
+        .and_then(|d| base_slice_ns(&d))
+        .or_else(|| own_slice_ns(&std::fs::read_to_string("/proc/self/sched").ok()?))
+}
+
+/// `se.slice                                     :              1400000` (ns) in a
+/// `/proc/<pid>/sched` dump (EEVDF kernels; CFS ones have no such line).
+pub fn own_slice_ns(dump: &str) -> Option<u64> {
+    let line = dump.lines().find(|l| l.trim_start().starts_with("se.slice"))?;
+    let ns: u64 = line.split(':').nth(1)?.trim().parse().ok()?;
+    (ns > 0 && ns < 1_000_000_000).then_some(ns)
 }
 
 /// `  .sysctl_sched_base_slice                 : 1.400000` (ms) in a `sched/debug` dump.
@@ -75,5 +90,12 @@ mod tests {
         let dump = "sysctl_sched\n  .sysctl_sched_base_slice                 : 1.400000\n  .sysctl_sched_features : 99674079\n";
         assert_eq!(base_slice_ns(dump), Some(1_400_000));
         assert_eq!(base_slice_ns("cpu#0\n"), None);
+    }
+
+    #[test]
+    fn the_base_slice_falls_back_to_the_own_tasks_slice_in_proc_sched() {
+        let dump = "cat (32662, #threads: 1)\nse.sum_exec_runtime                          :             0.000000\nse.slice                                     :              1400000\n";
+        assert_eq!(own_slice_ns(dump), Some(1_400_000));
+        assert_eq!(own_slice_ns("se.vruntime : 1.0\n"), None);
     }
 }
