@@ -3,12 +3,13 @@
 //! full one; wakeups are WF_SYNC), futexes (non-sync `wake_up_q`), hrtimer sleeps and exit.
 //! Per-CPU user-space spinlocks run here as user code, in `user_locks`.
 //!
-//! Phases of `Frame::Sys`: 0 syscall entry (+ a channel op's copy and work, under its lock),
+//! Phases of `Frame::Sys`: 0 syscall entry (+ a channel op's copy and work under its lock, or
+//! only its check when it will sleep: `pipe_wait` / `sock_wait`),
 //! 1 wake the waiter found, 2 return,
 //! 4 wake every task on the wake list, 5 execute the op (retried here after blocking),
 //! 6 wake every task on the wake list with WF_SYNC,
 //! 7 resume after a sleep, 8 spin until a called function has run (csd_lock_wait),
-//! 9 retake a channel's lock after waiting on it, then execute the op again.
+//! 9 retake a channel's lock after waiting on it and do the op's work, then execute it.
 
 use crate::exec::{Ev, Flow, Frame};
 use crate::sim::Sim;
