@@ -89,15 +89,17 @@ fn calibrate_quick_writes_a_complete_profile_that_host_loads_by_default() {
     let text = std::fs::read_to_string(&path).expect("profile at the default location");
     assert!(text.contains("name = \"host-calibrated\""), "{text}");
     // Every direct measurement carries its median and spread.
-    for key in ["syscall = ", "copy_ps_per_byte = ", "context_switch = ", "unix_send = ", "sock_msg_cold = "] {
+    for key in ["syscall = ", "copy_ps_per_byte = ", "context_switch = ", "unix_send = ", "sock_msg_cold = ", "sock_wait = ", "pipe_wait = "] {
         let line = text.lines().find(|l| l.starts_with(key)).unwrap_or_else(|| panic!("{key} missing:\n{text}"));
         assert!(line.contains("median") && line.contains("min") && line.contains("max"), "{line}");
         let v: u64 = line[key.len()..].split_whitespace().next().unwrap().parse().unwrap();
         assert!(v > 0, "{line}");
     }
-    // The socket work is solved in place, against the native pinned hackbench.
+    // The socket work is solved in place, against the native pinned hackbench, in the split a
+    // one-CPU socket stream measured.
     let send = text.lines().find(|l| l.starts_with("unix_send = ")).unwrap();
     assert!(send.contains("solved") && send.contains("hackbench"), "{send}");
+    assert!(out.contains("socket stream on CPU") && out.contains("receiver per message"), "{out}");
     // The table shows median, min–max and spread for each measurement.
     assert!(out.contains("spread") && out.contains("syscall (getppid)"), "{out}");
     // `--machine host` now predicts with it; `--costs FILE` loads the same file.
@@ -202,6 +204,18 @@ fn validate_quick_prints_measured_vs_predicted_and_writes_json() {
     }
     assert!(rel["measured_ratio"]["median"].as_f64().is_some_and(|x| x > 0.0 && x.is_finite()), "{rel}");
     assert!(out.contains("| pipe, unpinned | `taskset -c "), "{out}");
+    // The decisions: every round trip of a pipe ping-pong has its tasks block, natively
+    // (getrusage) and in the model.
+    for r in rows {
+        let sw = &r["switches"];
+        for k in ["measured_voluntary", "predicted_voluntary"] {
+            assert!(sw[k]["median"].as_f64().is_some_and(|x| x >= 1000.0), "{k}: {sw}");
+        }
+        for k in ["measured_involuntary", "predicted_involuntary"] {
+            assert!(sw[k]["median"].as_f64().is_some_and(|x| x >= 0.0), "{k}: {sw}");
+        }
+    }
+    assert!(out.contains("| case | blocked, measured | blocked, predicted |"), "{out}");
     // The machine's speed against the profile, before and after the cases.
     for k in ["drift_before", "drift_after"] {
         let d = v[k].as_array().unwrap();
