@@ -31,7 +31,7 @@ fn run_wl(machine: &str, kernel: &str, changes: &[&str], w: Workload, cap_s: f64
 
 /// Tianchen Ding (2022): the idle-target wakelist raised UnixBench pipe-based context switching
 /// by 11 % and made hackbench faster on an 8269CY with v5.19. At full size (`-l 100000`) the
-/// model's hackbench is 10 % faster with it (README, "The five changes"); this short run is
+/// model's hackbench is 1 % faster with it (README, "The five changes"); this short run is
 /// dominated by where the start's wakeups land, so it checks the mechanism instead: wakers stop
 /// taking the target's rq lock.
 #[test]
