@@ -257,7 +257,7 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
             simulate(&machine, &trial, &features, &w, 1)
         })?;
         (p.unix_send, p.unix_recv) = split(sol.value as f64, send0, recv0);
-        let n = solved_note(&sol, format!("model {:.3} s for `{}` (hot one-thread pair gave {send0} + {recv0}) = {}", sol.achieved, cmd.join(" "), note(s, "s")));
+        let n = solved_note(&sol, format!("model {:.3} s for `{}` (from {send0} + {recv0}: the hot pair in step 4's split) = {}", sol.achieved, cmd.join(" "), note(s, "s")));
         notes.insert("unix_send".into(), n.clone());
         notes.insert("unix_recv".into(), n);
     }
