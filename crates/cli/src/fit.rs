@@ -22,7 +22,7 @@ pub fn simulate(m: &Machine, c: &CostProfile, f: &Features, w: &Workload, seed: 
 pub fn simulate_switches(m: &Machine, c: &CostProfile, f: &Features, w: &Workload, seed: u64) -> Result<(f64, u64, u64), UserError> {
     let cfg = Config { machine: m.clone(), costs: c.clone(), features: *f, seed, duration_cap: 60 * SEC };
     let r = Sim::new(cfg, w).map_err(UserError)?.run();
-    let (v, i) = r.stats.tasks.iter().fold((0, 0), |(v, i), t| (v + t.nvcsw, i + t.nivcsw));
+    let (v, i) = r.stats.switches();
     Ok((w.reporter.metric(&r.outcome).value, v, i))
 }
 

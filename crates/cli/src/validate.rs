@@ -194,15 +194,13 @@ pub fn validate(a: ValidateArgs) -> Result<(), UserError> {
         };
         let mut other = OtherLoad::start();
         let mut seed = 0;
-        // Each round: the case's figure, the basis's (if any), then the case's two switch counts.
+        // Each round: the case's figure and its two switch counts, then the basis's figure.
         let runs = crate::quiet::quiet_rounds(a.reps, host_cpus, || {
             seed += 1;
-            let [x, vol, invol] = native(&wn, seed)?;
-            let mut v = vec![x];
+            let mut v = native(&wn, seed)?.to_vec();
             if let Some(b) = &bn {
                 v.push(native(b, seed)?[0]);
             }
-            v.extend([vol, invol]);
             Ok(v)
         })
         .map_err(UserError)?;
@@ -212,8 +210,8 @@ pub fn validate(a: ValidateArgs) -> Result<(), UserError> {
         let predicted: Vec<f64> = sims.iter().map(|s| s.0).collect();
         let summary = |v: Vec<f64>| Summary::of(&v).ok_or_else(|| UserError(format!("{}: no switch counts", c.name)));
         let switches = Switches {
-            measured_voluntary: summary(runs.rounds.iter().map(|r| r[r.len() - 2]).collect())?,
-            measured_involuntary: summary(runs.rounds.iter().map(|r| r[r.len() - 1]).collect())?,
+            measured_voluntary: summary(runs.rounds.iter().map(|r| r[1]).collect())?,
+            measured_involuntary: summary(runs.rounds.iter().map(|r| r[2]).collect())?,
             predicted_voluntary: summary(sims.iter().map(|s| s.1 as f64).collect())?,
             predicted_involuntary: summary(sims.iter().map(|s| s.2 as f64).collect())?,
         };
@@ -222,9 +220,9 @@ pub fn validate(a: ValidateArgs) -> Result<(), UserError> {
         let ps = Summary::of(&predicted).ok_or_else(|| UserError(format!("{}: no predicted figure", c.name)))?;
         let err = 100.0 * (ps.median - ms.median) / ms.median;
         let pass = err.abs() <= TARGET_PCT || (ms.spread_pct() > TARGET_PCT && ms.contains(ps.median));
-        let relative = match (&c.basis, bn.is_some()) {
-            (Some(b), true) => {
-                let ratios: Vec<f64> = runs.rounds.iter().map(|r| r[0] / r[1]).collect();
+        let relative = match &c.basis {
+            Some(b) => {
+                let ratios: Vec<f64> = runs.rounds.iter().map(|r| r[0] / r[3]).collect();
                 let measured_ratio = Summary::of(&ratios).ok_or_else(|| UserError(format!("{}: no ratio", c.name)))?;
                 let model_basis = match model_bases.get(b) {
                     Some(&x) => x,
@@ -237,7 +235,7 @@ pub fn validate(a: ValidateArgs) -> Result<(), UserError> {
                 let error_pct = 100.0 * (predicted_ratio - measured_ratio.median) / measured_ratio.median;
                 Some(Relative { basis: b.clone(), measured_ratio, predicted_ratio, error_pct })
             }
-            _ => None,
+            None => None,
         };
         rows.push(Row {
             case: c.name.clone(),

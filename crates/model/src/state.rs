@@ -299,6 +299,19 @@ pub struct Chan {
     pub dropped: u64,
 }
 
+impl Chan {
+    /// A write of `bytes` finds no room and (unless it is a datagram) sleeps: less than `bytes`
+    /// free while something is queued (an empty channel takes any write).
+    pub fn full_for(&self, bytes: u64) -> bool {
+        self.capacity - self.bytes.min(self.capacity) < bytes && self.bytes > 0
+    }
+
+    /// A read of `bytes` finds too little queued and sleeps.
+    pub fn empty_for(&self, bytes: u64) -> bool {
+        self.bytes < bytes
+    }
+}
+
 /// A message queued on a channel: its writer's CPU and the CPU's message-memory count
 /// (`Sim::msg_written`) when it was written, its unread bytes, and whether a read has touched
 /// it (a partly read message is in the reader's cache).

@@ -276,7 +276,7 @@ impl Sim {
         match op {
             Some(op @ (Op::Send { chan, bytes } | Op::SendDgram { chan, bytes })) => {
                 let ch = &mut self.chans[chan as usize];
-                if ch.capacity - ch.bytes.min(ch.capacity) < bytes && ch.bytes > 0 {
+                if ch.full_for(bytes) {
                     if matches!(op, Op::SendDgram { .. }) {
                         // Dropped at the full receive buffer; the sender goes on.
                         ch.dropped += 1;
@@ -305,7 +305,7 @@ impl Sim {
             }
             Some(Op::Recv { chan, bytes }) => {
                 let ch = &mut self.chans[chan as usize];
-                if ch.bytes < bytes {
+                if ch.empty_for(bytes) {
                     ch.readers.push_back(t);
                     return self.block(cpu, t, 9);
                 }
@@ -496,15 +496,15 @@ fn futex_op(op: &Op) -> Option<(u32, bool)> {
 impl Sim {
     /// A pipe or socket op's work under the channel's lock: its own work and copy if it can go
     /// ahead, else only the check before it sleeps (`wait_cost`), the rest coming after the
-    /// wakeup (the conditions are `sys_execute`'s). A datagram to a full buffer is dropped, not
-    /// slept on.
-    /// Returns (channel, time under its lock, whether the op's work is still owed).
+    /// wakeup (`Chan::full_for` / `empty_for`, as `sys_execute` decides). A datagram to a full
+    /// buffer is dropped, not slept on. Returns (channel, time under its lock, whether the op's
+    /// work is still owed).
     fn chan_op_work(&self, op: &Op) -> Option<(u32, Time, bool)> {
         let (chan, bytes, _) = chan_op(op)?;
         let ch = &self.chans[chan as usize];
         let blocks = match *op {
-            Op::Send { .. } => ch.capacity - ch.bytes.min(ch.capacity) < bytes && ch.bytes > 0,
-            Op::Recv { .. } => ch.bytes < bytes,
+            Op::Send { .. } => ch.full_for(bytes),
+            Op::Recv { .. } => ch.empty_for(bytes),
             _ => false,
         };
         Some(if blocks { (chan, ch.wait_cost, true) } else { (chan, self.chan_work(op), false) })

@@ -54,6 +54,12 @@ pub struct Stats {
 }
 
 impl Stats {
+    /// The tasks' context switches: blocked (Σ `nvcsw`) and preempted (Σ `nivcsw`), what
+    /// getrusage(2) reports for a native run of the same tasks.
+    pub fn switches(&self) -> (u64, u64) {
+        self.tasks.iter().fold((0, 0), |(v, i), t| (v + t.nvcsw, i + t.nivcsw))
+    }
+
     /// Empty statistics for `nr_cpus` CPUs (per-CPU vectors sized, no domains yet).
     pub fn new(nr_cpus: usize) -> Self {
         Stats {

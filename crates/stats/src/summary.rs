@@ -62,8 +62,7 @@ pub fn summary_text(s: &Stats) -> String {
             w.wakelist_queued, w.wakelist_batched, w.direct_enqueue, w.remote_enqueue
         ),
     );
-    // The per-task `nvcsw`/`nivcsw` sums: what getrusage(2) reports for the benchmark's tasks.
-    let (vol, invol) = s.tasks.iter().fold((0, 0), |(v, i), t| (v + t.nvcsw, i + t.nivcsw));
+    let (vol, invol) = s.switches();
     line(&mut o, "switches", format!("voluntary {vol} (blocked)  involuntary {invol} (preempted)"));
     line(
         &mut o,

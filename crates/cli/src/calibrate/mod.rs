@@ -164,10 +164,10 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
     // A blocking read's check before it sleeps: a read of the empty channel returning EAGAIN,
     // minus the syscall.
     let empty = [false, true].map(|socket| summarise(calib::empty_read_ns(socket, 20_000 / scale, reps)));
-    for (s, field) in empty.iter().zip(["pipe_wait", "sock_wait"]) {
+    let syscall = p.syscall as f64;
+    for (s, (field, slot)) in empty.iter().zip([("pipe_wait", &mut p.pipe_wait), ("sock_wait", &mut p.sock_wait)]) {
         if let Ok(s) = s {
-            let v = (s.median - p.syscall as f64).max(0.0).round() as u64;
-            if field == "pipe_wait" { p.pipe_wait = v } else { p.sock_wait = v }
+            *slot = (s.median - syscall).max(0.0).round() as u64;
             notes.insert(field.into(), format!("measured: read of the empty channel (EAGAIN) − syscall, {}", note(s, "ns")));
         }
     }
