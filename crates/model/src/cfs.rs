@@ -35,17 +35,18 @@ impl CfsRq {
 
     /// `pick_next_entity()` (CFS): the smallest vruntime, curr included.
     pub(crate) fn pick_cfs(&self, tasks: &[Task]) -> TaskId {
-        let mut best = (self.curr != NO_TASK && self.curr_on_rq).then_some(self.curr);
-        for &t in &self.queued {
-            let better = match best {
-                None => true,
-                Some(b) => (tasks[t as usize].se.vruntime, t) < (tasks[b as usize].se.vruntime, b),
-            };
-            if better {
-                best = Some(t);
-            }
+        // The tree's leftmost: vruntime, then insertion (see `CfsRq::stamp`).
+        let left = self.queued.iter().copied().min_by_key(|&t| {
+            let se = &tasks[t as usize].se;
+            (se.vruntime, se.tree_seq)
+        });
+        let curr = (self.curr != NO_TASK && self.curr_on_rq).then_some(self.curr);
+        // `pick_next_entity()`: curr only if strictly before the leftmost (`entity_before()`).
+        match (left, curr) {
+            (Some(l), Some(c)) if tasks[c as usize].se.vruntime < tasks[l as usize].se.vruntime => c,
+            (Some(l), _) => l,
+            (None, c) => c.unwrap_or(NO_TASK),
         }
-        best.unwrap_or(NO_TASK)
     }
 
     /// `wakeup_preempt_entity()`: the wakee preempts if curr is ahead by more than the wakee's

@@ -30,6 +30,8 @@ pub struct CfsRq {
     pub avg: SchedAvg,
     /// Σ util_est of queued tasks.
     pub util_est: u64,
+    /// Insertions into the tree so far (stamps `Entity::tree_seq`).
+    pub inserted: u64,
 }
 
 /// `calc_delta_fair()`: real time → virtual time for an entity of weight `w`.
@@ -165,13 +167,21 @@ impl CfsRq {
     }
 
     /// Puts a queued entity back into the tree after it stopped running (`put_prev_entity`).
-    pub fn put_prev(&mut self, tasks: &[Task], t: TaskId) {
+    pub fn put_prev(&mut self, tasks: &mut [Task], t: TaskId) {
         debug_assert_eq!(self.curr, t);
         self.curr = NO_TASK;
         self.curr_on_rq = false;
+        self.stamp(tasks, t);
         let p = &tasks[t as usize];
         self.avg_add(p);
         self.queued.push(t);
+    }
+
+    /// `rb_add_cached()` order: an entity goes after every entity already in the tree with an
+    /// equal key (`__entity_less()` is a strict `<`), so ties go to the one inserted first.
+    fn stamp(&mut self, tasks: &mut [Task], t: TaskId) {
+        self.inserted += 1;
+        tasks[t as usize].se.tree_seq = self.inserted;
     }
 
     /// `set_next_entity()`: takes `t` out of the tree as the running entity, stashing its deadline
@@ -228,6 +238,7 @@ impl CfsRq {
         let p = &mut tasks[t as usize];
         p.on_rq = true;
         self.load += p.weight;
+        self.stamp(tasks, t);
         let p = &tasks[t as usize];
         self.avg_add(p);
         self.queued.push(t);
@@ -249,17 +260,16 @@ impl CfsRq {
             }
         }
         let mut best = NO_TASK;
-        let mut best_d = i64::MAX;
+        let mut best_key = (i64::MAX, u64::MAX);
         for &t in &self.queued {
             let se = &tasks[t as usize].se;
-            // Deterministic tie-break: lower task id wins on equal deadlines.
-            if (se.deadline < best_d || (se.deadline == best_d && t < best))
-                && self.eligible(tasks, se.vruntime)
-            {
+            // The tree's order: deadline, then insertion (see `stamp`).
+            if (se.deadline, se.tree_seq) < best_key && self.eligible(tasks, se.vruntime) {
                 best = t;
-                best_d = se.deadline;
+                best_key = (se.deadline, se.tree_seq);
             }
         }
+        let best_d = best_key.0;
         if let Some(c) = curr {
             if best == NO_TASK || tasks[c as usize].se.deadline < best_d {
                 return c;

@@ -135,7 +135,7 @@ impl Sim {
             // DELAY_DEQUEUE (v6.12): an ineligible task that blocks stays in the tree, still
             // counted in nr_running and the load, until it is picked or woken.
             self.tasks[p as usize].delayed = true;
-            self.cpus[cpu].cfs.put_prev(&self.tasks, p);
+            self.cpus[cpu].cfs.put_prev(&mut self.tasks, p);
             self.tasks[p as usize].enqueued_at = now;
             return;
         }

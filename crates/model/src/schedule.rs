@@ -144,7 +144,7 @@ impl Sim {
         if c.cfs.curr != NO_TASK {
             if c.cfs.curr_on_rq {
                 let pc = c.cfs.curr;
-                c.cfs.put_prev(&self.tasks, pc);
+                c.cfs.put_prev(&mut self.tasks, pc);
                 self.tasks[pc as usize].enqueued_at = now;
                 self.shared_runq_push(cpu, pc);
             } else {

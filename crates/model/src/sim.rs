@@ -343,6 +343,16 @@ impl Sim {
     }
 }
 
+impl Task {
+    /// A nice-0 task that belongs to no simulation, for code that drives a
+    /// [`crate::eevdf::CfsRq`] directly (a trace replay, tests); its id is its index in the
+    /// caller's vector. Base slice as on a 1-CPU machine; callers set `se.slice` as they need.
+    pub fn standalone(name: &str) -> Task {
+        let t = Tunables::for_cpus(1);
+        new_task(name.to_string(), false, 0, CpuSet::from_cpus([0]), 0, crate::tunables::NICE_0_LOAD, 1, 0, 1, 0, &t)
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn new_task(
     name: String,

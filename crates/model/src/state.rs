@@ -39,6 +39,10 @@ pub struct Entity {
     pub sum_exec_runtime: Time,
     /// sum_exec_runtime when last picked (CFS tick preemption measures the slice from here).
     pub prev_sum_exec: Time,
+    /// When it last went into its runqueue's tree (that runqueue's insertion count): the rb-tree
+    /// puts an entity after those with an equal key, so of two equal deadlines (EEVDF) or
+    /// vruntimes (CFS) the one inserted first is the leftmost and is picked first.
+    pub tree_seq: u64,
 }
 
 /// Per-task statistics (`/proc/<pid>/sched` subset).

@@ -11,7 +11,7 @@ const H: usize = 0;
 const R: usize = 1;
 
 /// H (a hog) and R share CPU 3. H is listed first, so it runs first (equal initial deadlines,
-/// lower id); when H's first half-slice ends R runs, and sleeps `sleep_for` at once: R leaves
+/// inserted first); when H's first half-slice ends R runs, and sleeps `sleep_for` at once: R leaves
 /// with a positive lag (it received less than its share). Then R wakes from its hrtimer on CPU 3.
 fn lagged_sleeper(sleep_for: Time) -> (Sim, Time) {
     let tasks = vec![

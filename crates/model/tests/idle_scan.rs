@@ -16,7 +16,7 @@ fn hog(name: &str, cpu: usize) -> wakesim_workloads::TaskSpec {
 /// test-smt2 (cores {c, c+4}) with pinned hogs on `busy`; task 0, R, sleeps forever after
 /// starting on `r_cpu` (it is the wakee whose placement the tests compute). Stepped to 3 ms.
 fn state(busy: &[usize], r_cpu: u32) -> (Sim, usize) {
-    // R first: on a shared CPU it runs first (lower id) and blocks at once.
+    // R first: on a shared CPU it runs first (equal initial deadlines: the first inserted) and blocks at once.
     let mut tasks = vec![start_on(task("R", vec![Op::FutexWait { futex: 0 }, Op::Exit]), r_cpu)];
     tasks.extend(busy.iter().map(|&c| hog(&format!("hog{c}"), c)));
     let r = 0;
