@@ -25,7 +25,9 @@ pub fn replay(a: ReplayArgs) -> Result<(), UserError> {
     let host = a.record;
     let slice_us = match a.slice_us {
         Some(s) => s,
-        None if host => wakesim_machine::kconfig::running_base_slice_ns().map_or(1400, |ns| ns / 1000),
+        None if host => {
+            wakesim_machine::kconfig::running_base_slice_ns().map_or(1400, |ns| ns / 1000)
+        }
         None => 1400,
     };
     let hz = match a.hz {
@@ -38,7 +40,9 @@ pub fn replay(a: ReplayArgs) -> Result<(), UserError> {
     }
     let (file, comm) = if a.record {
         if a.file.is_some() {
-            return Err(UserError("--record takes the command after `--`, not a trace file".into()));
+            return Err(UserError(
+                "--record takes the command after `--`, not a trace file".into(),
+            ));
         }
         let out = a.out.clone().unwrap_or_else(|| "replay-trace.txt".into());
         let comm = match &a.comm {
@@ -46,14 +50,20 @@ pub fn replay(a: ReplayArgs) -> Result<(), UserError> {
             None => a
                 .command
                 .first()
-                .map(|c| Path::new(c).file_name().map_or(c.clone(), |n| n.to_string_lossy().into_owned()))
+                .map(|c| {
+                    Path::new(c)
+                        .file_name()
+                        .map_or(c.clone(), |n| n.to_string_lossy().into_owned())
+                })
                 .unwrap_or_default(),
         };
         record::record(&a.command, &out)?;
         (out, comm)
     } else {
         let Some(f) = a.file.clone() else {
-            return Err(UserError("wakesim replay needs a trace FILE, or --record -- CMD".into()));
+            return Err(UserError(
+                "wakesim replay needs a trace FILE, or --record -- CMD".into(),
+            ));
         };
         if !a.command.is_empty() {
             return Err(UserError("a command after `--` needs --record".into()));
@@ -68,7 +78,8 @@ pub fn replay(a: ReplayArgs) -> Result<(), UserError> {
     o.requeue_first = !a.no_requeue_first;
     o.reverse_attach = !a.forward_attach;
     o.newidle_purge = !a.no_newidle_purge;
-    let (counts, shown) = run(&text, &o).map_err(|e| UserError(format!("{}: {e}", file.display())))?;
+    let (counts, shown) =
+        run(&text, &o).map_err(|e| UserError(format!("{}: {e}", file.display())))?;
     crate::outp!("{}", report::text(&counts, &comm, &shown));
     if let Some(p) = &a.json {
         let name = file.display().to_string();
@@ -81,7 +92,8 @@ pub fn replay(a: ReplayArgs) -> Result<(), UserError> {
             pick_agreement: counts.pick_ratio(),
             counts: &counts,
         };
-        let text = serde_json::to_string_pretty(&doc).map_err(|e| UserError(format!("cannot serialise results: {e}")))?;
+        let text = serde_json::to_string_pretty(&doc)
+            .map_err(|e| UserError(format!("cannot serialise results: {e}")))?;
         write_atomic(p, &(text + "\n"))?;
     }
     Ok(())
@@ -89,7 +101,8 @@ pub fn replay(a: ReplayArgs) -> Result<(), UserError> {
 
 /// A trace file's text; gzip-compressed files are read through.
 fn read_text(path: &Path) -> Result<String, UserError> {
-    let bytes = std::fs::read(path).map_err(|e| UserError(format!("cannot read {}: {e}", path.display())))?;
+    let bytes = std::fs::read(path)
+        .map_err(|e| UserError(format!("cannot read {}: {e}", path.display())))?;
     let bytes = if bytes.starts_with(&[0x1f, 0x8b]) {
         let mut out = Vec::new();
         flate2::read::GzDecoder::new(&bytes[..])
@@ -99,13 +112,22 @@ fn read_text(path: &Path) -> Result<String, UserError> {
     } else {
         bytes
     };
-    String::from_utf8(bytes).map_err(|_| UserError(format!("{}: not a tracefs text trace (not UTF-8 text)", path.display())))
+    String::from_utf8(bytes).map_err(|_| {
+        UserError(format!(
+            "{}: not a tracefs text trace (not UTF-8 text)",
+            path.display()
+        ))
+    })
 }
 
 /// Replays a trace's text; an error if it holds no usable events.
 pub fn run(text: &str, o: &Options) -> Result<(Counts, Vec<String>), String> {
     let tr = parse::parse_trace(text);
-    let sched = tr.lines.iter().filter(|l| matches!(l.event, parse::Event::Switch { .. })).count();
+    let sched = tr
+        .lines
+        .iter()
+        .filter(|l| matches!(l.event, parse::Event::Switch { .. }))
+        .count();
     if sched == 0 {
         return Err(format!(
             "not a tracefs scheduler trace: no sched_switch lines ({} event lines, {} unreadable lines)",
@@ -115,7 +137,10 @@ pub fn run(text: &str, o: &Options) -> Result<(Counts, Vec<String>), String> {
     }
     let r = state::Replay::new(&tr, o.clone());
     if r.group_size() == 0 {
-        return Err(format!("no task named '{}' in the trace (set --comm)", o.comm));
+        return Err(format!(
+            "no task named '{}' in the trace (set --comm)",
+            o.comm
+        ));
     }
     Ok(r.run())
 }

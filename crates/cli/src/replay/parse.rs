@@ -10,11 +10,34 @@
 /// What one event line says. Pids are kernel pids (0 is the idle task).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Event {
-    Switch { prev_comm: String, prev_pid: u32, prev_state: String, next_comm: String, next_pid: u32 },
-    Wakeup { comm: String, pid: u32, target: u32, new: bool },
-    Runtime { comm: String, pid: u32, runtime: u64 },
-    Migrate { comm: String, pid: u32, orig: u32, dest: u32 },
-    Ipi { cpu: u32, callsite: String },
+    Switch {
+        prev_comm: String,
+        prev_pid: u32,
+        prev_state: String,
+        next_comm: String,
+        next_pid: u32,
+    },
+    Wakeup {
+        comm: String,
+        pid: u32,
+        target: u32,
+        new: bool,
+    },
+    Runtime {
+        comm: String,
+        pid: u32,
+        runtime: u64,
+    },
+    Migrate {
+        comm: String,
+        pid: u32,
+        orig: u32,
+        dest: u32,
+    },
+    Ipi {
+        cpu: u32,
+        callsite: String,
+    },
     /// Any other event (kept for the event count and the --show history).
     Other(String),
 }
@@ -83,7 +106,14 @@ pub fn parse_line(l: &str) -> Option<Line> {
         return None;
     }
     let event = event(name, fields)?;
-    Some(Line { comm: comm.to_string(), pid, cpu, ts_us, event, text: format!("{name}: {fields}") })
+    Some(Line {
+        comm: comm.to_string(),
+        pid,
+        cpu,
+        ts_us,
+        event,
+        text: format!("{name}: {fields}"),
+    })
 }
 
 /// `<comm>-<pid> [<cpu>]`: the first ` [digits] ` preceded by `-digits`.
@@ -99,7 +129,9 @@ fn header(l: &str) -> Option<(&str, u32, u32, &str)> {
             continue;
         }
         let left = l[..i].trim_end();
-        let Some(dash) = left.rfind('-') else { continue };
+        let Some(dash) = left.rfind('-') else {
+            continue;
+        };
         let pid = &left[dash + 1..];
         if pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) {
             continue;
@@ -177,7 +209,10 @@ fn event(name: &str, f: &str) -> Option<Event> {
             orig: num(f, "orig_cpu")?,
             dest: num(f, "dest_cpu")?,
         },
-        "ipi_send_cpu" => Event::Ipi { cpu: num(f, "cpu")?, callsite: field(f, "callsite")?.to_string() },
+        "ipi_send_cpu" => Event::Ipi {
+            cpu: num(f, "cpu")?,
+            callsite: field(f, "callsite")?.to_string(),
+        },
         _ => Event::Other(name.to_string()),
     })
 }
@@ -190,7 +225,40 @@ mod tests {
     fn a_comm_with_dashes_and_spaces_is_taken_whole() {
         let l = "   Web Content-x-12-1598    [001] d..4. 52301.752875: sched_stat_runtime: comm=Web Content-x pid=1599 runtime=4322 [ns]";
         let p = parse_line(l).unwrap();
-        assert_eq!((p.comm.as_str(), p.pid, p.cpu, p.ts_us), ("Web Content-x-12", 1598, 1, 52301752875));
-        assert_eq!(p.event, Event::Runtime { comm: "Web Content-x".into(), pid: 1599, runtime: 4322 });
+        assert_eq!(
+            (p.comm.as_str(), p.pid, p.cpu, p.ts_us),
+            ("Web Content-x-12", 1598, 1, 52301752875)
+        );
+        assert_eq!(
+            p.event,
+            Event::Runtime {
+                comm: "Web Content-x".into(),
+                pid: 1599,
+                runtime: 4322
+            }
+        );
+    }
+
+    #[test]
+    fn the_idle_task_is_pid_0_and_a_switch_names_both_sides() {
+        let l = "          <idle>-0       [001] d.s2. 52301.744698: sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=kworker/1:0-mm percpu_wq next_pid=44 next_prio=120";
+        let p = parse_line(l).unwrap();
+        assert_eq!((p.comm.as_str(), p.pid, p.cpu), ("<idle>", 0, 1));
+        let want = Event::Switch {
+            prev_comm: "swapper/1".into(),
+            prev_pid: 0,
+            prev_state: "R".into(),
+            next_comm: "kworker/1:0-mm percpu_wq".into(),
+            next_pid: 44,
+        };
+        assert_eq!(p.event, want);
+    }
+
+    #[test]
+    fn malformed_lines_are_counted_not_parsed() {
+        let t = parse_trace(
+            "# tracer: nop\n#P:2\nnot a line\n  x-1 [000] d..2. 1.5: sched_switch: prev_comm=x\n",
+        );
+        assert_eq!((t.lines.len(), t.malformed, t.header_cpus), (0, 2, Some(2)));
     }
 }

@@ -19,7 +19,9 @@ const EVENTS: [&str; 6] = [
 const BUFFER_KB: &str = "131072";
 
 fn tracefs_dir() -> PathBuf {
-    std::env::var_os("WAKESIM_TRACEFS").map(PathBuf::from).unwrap_or_else(|| "/sys/kernel/tracing".into())
+    std::env::var_os("WAKESIM_TRACEFS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| "/sys/kernel/tracing".into())
 }
 
 struct Tracefs {
@@ -31,12 +33,17 @@ struct Tracefs {
 impl Tracefs {
     fn read(&self, f: &str) -> Result<String, UserError> {
         let p = self.dir.join(f);
-        std::fs::read_to_string(&p).map_err(|e| UserError(format!("cannot read {}: {e}", p.display())))
+        std::fs::read_to_string(&p)
+            .map_err(|e| UserError(format!("cannot read {}: {e}", p.display())))
     }
     fn write(&self, f: &str, v: &str) -> Result<(), UserError> {
         let p = self.dir.join(f);
         std::fs::write(&p, v).map_err(|e| {
-            let hint = if e.kind() == std::io::ErrorKind::PermissionDenied { " (recording needs root)" } else { "" };
+            let hint = if e.kind() == std::io::ErrorKind::PermissionDenied {
+                " (recording needs root)"
+            } else {
+                ""
+            };
             UserError(format!("cannot write {}: {e}{hint}", p.display()))
         })
     }
@@ -66,16 +73,26 @@ fn selected(s: &str) -> Option<&str> {
 /// Events lost per CPU (`per_cpu/cpuN/stats`: `overrun`, `dropped events`).
 fn lost_events(dir: &Path) -> Vec<String> {
     let mut lost = Vec::new();
-    let Ok(rd) = std::fs::read_dir(dir.join("per_cpu")) else { return lost };
+    let Ok(rd) = std::fs::read_dir(dir.join("per_cpu")) else {
+        return lost;
+    };
     let mut cpus: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
     cpus.sort();
     for c in cpus {
-        let Ok(s) = std::fs::read_to_string(c.join("stats")) else { continue };
+        let Ok(s) = std::fs::read_to_string(c.join("stats")) else {
+            continue;
+        };
         for l in s.lines() {
-            let Some((k, v)) = l.split_once(':') else { continue };
+            let Some((k, v)) = l.split_once(':') else {
+                continue;
+            };
             let k = k.trim();
-            if (k == "overrun" || k == "dropped events") && v.trim().parse::<u64>().unwrap_or(0) > 0 {
-                let name = c.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            if (k == "overrun" || k == "dropped events") && v.trim().parse::<u64>().unwrap_or(0) > 0
+            {
+                let name = c
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
                 lost.push(format!("{name} {k} {}", v.trim()));
             }
         }
@@ -95,18 +112,40 @@ pub fn record(cmd: &[String], out: &Path) -> Result<(), UserError> {
             dir.display()
         )));
     }
-    let mut t = Tracefs { dir: dir.clone(), restore: Vec::new() };
+    let mut t = Tracefs {
+        dir: dir.clone(),
+        restore: Vec::new(),
+    };
     t.write("tracing_on", "0")?;
     let clock = t.read("trace_clock")?;
     let old_clock = selected(&clock).unwrap_or("local").to_string();
-    if !clock.split_whitespace().any(|c| c.trim_matches(|x| x == '[' || x == ']') == "global") {
-        return Err(UserError(format!("{}: this kernel has no global trace clock", dir.join("trace_clock").display())));
+    if !clock
+        .split_whitespace()
+        .any(|c| c.trim_matches(|x| x == '[' || x == ']') == "global")
+    {
+        return Err(UserError(format!(
+            "{}: this kernel has no global trace clock",
+            dir.join("trace_clock").display()
+        )));
     }
     t.set("trace_clock", "global", old_clock)?;
-    let old_kb = t.read("buffer_size_kb")?.split_whitespace().next().unwrap_or("1408").to_string();
+    let old_kb = t
+        .read("buffer_size_kb")?
+        .split_whitespace()
+        .next()
+        .unwrap_or("1408")
+        .to_string();
     t.set("buffer_size_kb", BUFFER_KB, old_kb)?;
     let old_all = t.read("events/enable").unwrap_or_default();
-    t.set("events/enable", "0", if old_all.trim() == "1" { "1".into() } else { "0".into() })?;
+    t.set(
+        "events/enable",
+        "0",
+        if old_all.trim() == "1" {
+            "1".into()
+        } else {
+            "0".into()
+        },
+    )?;
     for e in EVENTS {
         let f = format!("events/{e}/enable");
         let old = t.read(&f)?.trim().to_string();
@@ -121,7 +160,10 @@ pub fn record(cmd: &[String], out: &Path) -> Result<(), UserError> {
         .map_err(|e| UserError(format!("cannot run `setsid {}`: {e}", cmd.join(" "))))?;
     t.write("tracing_on", "0")?;
     if !status.success() {
-        return Err(UserError(format!("`{}` failed ({status}); no trace written", cmd.join(" "))));
+        return Err(UserError(format!(
+            "`{}` failed ({status}); no trace written",
+            cmd.join(" ")
+        )));
     }
     let lost = lost_events(&dir);
     if !lost.is_empty() {

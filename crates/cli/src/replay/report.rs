@@ -26,9 +26,17 @@ pub fn text(c: &Counts, comm: &str, shown: &[String]) -> String {
         "replay: {} CPUs, {} tasks ({comm}), {} events, {:.2} s of trace\n",
         c.cpus, c.tasks, c.events, c.trace_seconds
     );
-    s += &format!("picks          {} of {} agree ({})", c.picks_agree, c.picks, pct(c.picks_agree, c.picks));
+    s += &format!(
+        "picks          {} of {} agree ({})",
+        c.picks_agree,
+        c.picks,
+        pct(c.picks_agree, c.picks)
+    );
     if c.picks_unchecked > 0 {
-        s += &format!("   {} more to tasks not yet seen (not checked)", c.picks_unchecked);
+        s += &format!(
+            "   {} more to tasks not yet seen (not checked)",
+            c.picks_unchecked
+        );
     }
     s += "\n";
     let local = WakeCount::merged(c.wake_local_placed, c.wake_local_delayed);
@@ -61,7 +69,11 @@ pub fn text(c: &Counts, comm: &str, shown: &[String]) -> String {
         ("delayed tasks migrated", c.migrate_delayed),
         ("malformed lines skipped", c.malformed_lines),
     ];
-    let odd: Vec<String> = odd.iter().filter(|(_, n)| *n > 0).map(|(k, n)| format!("{k} {n}")).collect();
+    let odd: Vec<String> = odd
+        .iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(k, n)| format!("{k} {n}"))
+        .collect();
     if !odd.is_empty() {
         s += &format!("trace vs state {}\n", odd.join(", "));
     }

@@ -180,7 +180,13 @@ impl<'a> Replay<'a> {
                 group.insert(l.pid);
             }
             match &l.event {
-                Event::Switch { prev_comm, prev_pid, next_comm, next_pid, .. } => {
+                Event::Switch {
+                    prev_comm,
+                    prev_pid,
+                    next_comm,
+                    next_pid,
+                    ..
+                } => {
                     if *prev_comm == o.comm {
                         group.insert(*prev_pid);
                     }
@@ -188,7 +194,9 @@ impl<'a> Replay<'a> {
                         group.insert(*next_pid);
                     }
                 }
-                Event::Wakeup { comm, pid, target, .. } => {
+                Event::Wakeup {
+                    comm, pid, target, ..
+                } => {
                     ncpu = ncpu.max(*target as usize + 1);
                     if *comm == o.comm {
                         group.insert(*pid);
@@ -197,7 +205,12 @@ impl<'a> Replay<'a> {
                 Event::Runtime { comm, pid, .. } if *comm == o.comm => {
                     group.insert(*pid);
                 }
-                Event::Migrate { comm, pid, orig, dest } => {
+                Event::Migrate {
+                    comm,
+                    pid,
+                    orig,
+                    dest,
+                } => {
                     ncpu = ncpu.max(*orig.max(dest) as usize + 1);
                     if *comm == o.comm {
                         group.insert(*pid);
@@ -241,7 +254,14 @@ impl<'a> Replay<'a> {
             ids: HashMap::new(),
             pids: Vec::new(),
             group,
-            cpus: (0..ncpu).map(|_| Cpu { rq: CfsRq::new(), clock: 0, running: NO_TASK, hist: VecDeque::new() }).collect(),
+            cpus: (0..ncpu)
+                .map(|_| Cpu {
+                    rq: CfsRq::new(),
+                    clock: 0,
+                    running: NO_TASK,
+                    hist: VecDeque::new(),
+                })
+                .collect(),
             next_switch,
             next_on_cpu,
             deferred: vec![None; ncpu],
@@ -299,11 +319,16 @@ impl<'a> Replay<'a> {
             self.remember(l);
         }
         // A runtime held back for a requeue that did not come is charged now.
-        let deferred = if is_ipi { None } else { self.deferred[cpu].take() };
+        let deferred = if is_ipi {
+            None
+        } else {
+            self.deferred[cpu].take()
+        };
         // Rule 8: this kernel does not always trace the switch from the idle task; a group task
         // seen emitting on a CPU the replay holds idle was switched in there.
         if self.in_group(l.pid) {
-            let switched_in_here = matches!(l.event, Event::Switch { next_pid, .. } if next_pid == l.pid);
+            let switched_in_here =
+                matches!(l.event, Event::Switch { next_pid, .. } if next_pid == l.pid);
             let t = self.task(l.pid);
             if self.cpus[cpu].running != t && !switched_in_here {
                 if self.cpus[cpu].running == NO_TASK {
@@ -314,7 +339,10 @@ impl<'a> Replay<'a> {
             }
         }
         match &l.event {
-            Event::Ipi { cpu: target, callsite } => {
+            Event::Ipi {
+                cpu: target,
+                callsite,
+            } => {
                 if callsite.starts_with("wakeup_preempt+") {
                     self.last_ipi[cpu] = Some(*target);
                 }
@@ -335,11 +363,26 @@ impl<'a> Replay<'a> {
         }
         let mut deferred = deferred;
         match l.event.clone() {
-            Event::Migrate { pid, orig, dest, .. } => self.migrate(i, pid, orig as usize, dest as usize),
-            Event::Switch { prev_pid, prev_state, next_pid, .. } => self.switch(cpu, prev_pid, &prev_state, next_pid),
-            Event::Wakeup { pid, target, new, .. } => {
-                self.wakeup(cpu, l.pid, pid, target as usize, new, ipi_here, &mut deferred)
-            }
+            Event::Migrate {
+                pid, orig, dest, ..
+            } => self.migrate(i, pid, orig as usize, dest as usize),
+            Event::Switch {
+                prev_pid,
+                prev_state,
+                next_pid,
+                ..
+            } => self.switch(cpu, prev_pid, &prev_state, next_pid),
+            Event::Wakeup {
+                pid, target, new, ..
+            } => self.wakeup(
+                cpu,
+                l.pid,
+                pid,
+                target as usize,
+                new,
+                ipi_here,
+                &mut deferred,
+            ),
             _ => {}
         }
         if let Some(d) = deferred {
@@ -348,7 +391,13 @@ impl<'a> Replay<'a> {
     }
 
     fn remember(&mut self, l: &Line) {
-        let s = format!("{}.{:06} [{}] {}", l.ts_us / 1_000_000, l.ts_us % 1_000_000, l.cpu, l.text);
+        let s = format!(
+            "{}.{:06} [{}] {}",
+            l.ts_us / 1_000_000,
+            l.ts_us % 1_000_000,
+            l.cpu,
+            l.text
+        );
         let mut at = vec![l.cpu as usize];
         match l.event {
             Event::Wakeup { target, .. } => at.push(target as usize),
@@ -403,9 +452,18 @@ impl<'a> Replay<'a> {
 
     /// Whether line `i`'s CPU next (IPIs aside) wakes a delayed task queued on rq `c`.
     fn precedes_delayed_wakeup(&self, i: usize, c: usize) -> bool {
-        let Some(j) = self.next_on_cpu[i] else { return false };
-        let Event::Wakeup { pid, new: false, .. } = self.lines[j].event else { return false };
-        let Some(w) = self.known(pid) else { return false };
+        let Some(j) = self.next_on_cpu[i] else {
+            return false;
+        };
+        let Event::Wakeup {
+            pid, new: false, ..
+        } = self.lines[j].event
+        else {
+            return false;
+        };
+        let Some(w) = self.known(pid) else {
+            return false;
+        };
         let w = &self.tasks[w as usize];
         self.in_group(pid) && w.on_rq && w.delayed && w.cpu as usize == c
     }
@@ -417,7 +475,9 @@ impl<'a> Replay<'a> {
     fn place(&mut self, c: usize, t: TaskId, initial: bool) {
         let slice = self.o.slice_ns as i64;
         self.tasks[t as usize].cpu = c as u32;
-        self.cpus[c].rq.enqueue(&mut self.tasks, t, &self.f, initial, slice);
+        self.cpus[c]
+            .rq
+            .enqueue(&mut self.tasks, t, &self.f, initial, slice);
     }
 
     /// `dequeue_entities()` of a delayed entity (`finish_delayed_dequeue_entity()`): DELAY_ZERO
@@ -558,7 +618,13 @@ impl<'a> Replay<'a> {
 
     /// `pick_task_fair()` found nothing: every delayed entity was picked and dequeued.
     fn purge_delayed(&mut self, c: usize) {
-        let delayed: Vec<TaskId> = self.cpus[c].rq.queued.iter().copied().filter(|&t| self.tasks[t as usize].delayed).collect();
+        let delayed: Vec<TaskId> = self.cpus[c]
+            .rq
+            .queued
+            .iter()
+            .copied()
+            .filter(|&t| self.tasks[t as usize].delayed)
+            .collect();
         for t in delayed {
             self.finish_delayed(c, t);
         }
@@ -568,7 +634,11 @@ impl<'a> Replay<'a> {
         if let Some((waker, model, delayed)) = self.pend_local[cpu] {
             if waker == prev {
                 self.pend_local[cpu] = None;
-                let w = if delayed { &mut self.counts.wake_local_delayed } else { &mut self.counts.wake_local_placed };
+                let w = if delayed {
+                    &mut self.counts.wake_local_delayed
+                } else {
+                    &mut self.counts.wake_local_placed
+                };
                 w.add(state.starts_with('R'), model);
             }
         }
@@ -644,7 +714,10 @@ impl<'a> Replay<'a> {
             self.counts.delayed_requeues += 1;
             self.tasks[p as usize].delayed = false;
             let rq = &mut self.cpus[c].rq;
-            if self.f.DELAY_ZERO && rq.v(&self.tasks) - self.tasks[p as usize].se.vruntime > 0 && rq.queued.contains(&p) {
+            if self.f.DELAY_ZERO
+                && rq.v(&self.tasks) - self.tasks[p as usize].se.vruntime > 0
+                && rq.queued.contains(&p)
+            {
                 rq.dequeue_queued(&mut self.tasks, p, self.tick);
                 self.tasks[p as usize].se.vlag = 0;
                 self.place(c, p, false);
@@ -674,7 +747,11 @@ impl<'a> Replay<'a> {
         let model = self.cpus[target].rq.pick(&self.tasks, &self.f) == p;
         if target != cpu {
             let kernel = ipi_here == Some(target as u32);
-            let w = if delayed { &mut self.counts.wake_remote_delayed } else { &mut self.counts.wake_remote_placed };
+            let w = if delayed {
+                &mut self.counts.wake_remote_delayed
+            } else {
+                &mut self.counts.wake_remote_placed
+            };
             w.add(kernel, model);
         } else {
             self.pend_local[cpu] = Some((waker, model, delayed));
@@ -702,14 +779,25 @@ impl<'a> Replay<'a> {
             let rel_deadline = se.deadline - se.vruntime;
             let from = self.tasks[p as usize].cpu as usize;
             if self.cpus[from].rq.queued.contains(&p) {
-                self.cpus[from].rq.dequeue_queued(&mut self.tasks, p, self.tick);
+                self.cpus[from]
+                    .rq
+                    .dequeue_queued(&mut self.tasks, p, self.tick);
             } else {
                 self.detach_any(p);
             }
-            if self.detached.first().is_some_and(|d| (d.emitter_cpu, d.dest) != (cpu, dest)) {
+            if self
+                .detached
+                .first()
+                .is_some_and(|d| (d.emitter_cpu, d.dest) != (cpu, dest))
+            {
                 self.flush_attach();
             }
-            self.detached.push(Detached { emitter_cpu: cpu, dest, task: p, rel_deadline });
+            self.detached.push(Detached {
+                emitter_cpu: cpu,
+                dest,
+                task: p,
+                rel_deadline,
+            });
             self.counts.load_balance_moves += 1;
         } else if self.tasks[p as usize].on_rq {
             // A delayed (blocked) task moved: it leaves its rq for good.
@@ -729,7 +817,14 @@ impl<'a> Replay<'a> {
     /// emitted by the task whose next switch on this CPU has it as a blocking prev.
     fn newidle_pull(&mut self, i: usize, cpu: usize, emitter: u32) {
         let Some(j) = self.next_switch[i] else { return };
-        let Event::Switch { prev_pid, ref prev_state, .. } = self.lines[j].event else { return };
+        let Event::Switch {
+            prev_pid,
+            ref prev_state,
+            ..
+        } = self.lines[j].event
+        else {
+            return;
+        };
         if prev_pid != emitter || !self.in_group(prev_pid) || prev_state.starts_with('R') {
             return;
         }
@@ -768,13 +863,22 @@ impl<'a> Replay<'a> {
         let l = self.cpus[cpu].hist.back().cloned().unwrap_or_default();
         let rq = &self.cpus[cpu].rq;
         let v = rq.v(&self.tasks);
-        let pick_pid = if pick == NO_TASK { "none".to_string() } else { self.pids[pick as usize].to_string() };
+        let pick_pid = if pick == NO_TASK {
+            "none".to_string()
+        } else {
+            self.pids[pick as usize].to_string()
+        };
         let mut s = format!("cpu {cpu}: prev {prev} ({state}) -> kernel picked {next}, model picked {pick_pid}\n  at {l}\n");
         let mut ents: Vec<TaskId> = rq.queued.clone();
         if rq.curr != NO_TASK && rq.curr_on_rq {
             ents.push(rq.curr);
         }
-        ents.sort_by_key(|&t| (self.tasks[t as usize].se.deadline, self.tasks[t as usize].se.tree_seq));
+        ents.sort_by_key(|&t| {
+            (
+                self.tasks[t as usize].se.deadline,
+                self.tasks[t as usize].se.tree_seq,
+            )
+        });
         s += "  the replay's cfs_rq (by deadline):\n       pid        v-V        d-V\n";
         for t in ents {
             let se = &self.tasks[t as usize].se;
@@ -795,7 +899,12 @@ impl<'a> Replay<'a> {
             if t == pick {
                 tags.push("<- model");
             }
-            s += &format!("  {pid:>8} {:>10} {:>10}  {}\n", se.vruntime - v, se.deadline - v, tags.join(" "));
+            s += &format!(
+                "  {pid:>8} {:>10} {:>10}  {}\n",
+                se.vruntime - v,
+                se.deadline - v,
+                tags.join(" ")
+            );
         }
         s += &format!("  last events on cpu {cpu}:\n");
         for h in &self.cpus[cpu].hist {
