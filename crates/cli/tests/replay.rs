@@ -191,3 +191,108 @@ fn record_without_tracefs_is_one_error_line_and_writes_nothing() {
     assert_eq!(stdout(&o), "");
     assert!(dir.entries().is_empty(), "{:?}", dir.entries());
 }
+
+/// A stand-in for /sys/kernel/tracing: plain files with what tracefs would show.
+fn fake_tracefs(dir: &TempDir, overrun: u64) -> PathBuf {
+    let root = dir.join("tracing");
+    let put = |p: &str, v: &str| {
+        let f = root.join(p);
+        std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+        std::fs::write(f, v).unwrap();
+    };
+    put("trace", "");
+    put("tracing_on", "0\n");
+    put("trace_clock", "[local] global counter uptime\n");
+    put("buffer_size_kb", "7 (expanded: 1408)\n");
+    put("events/enable", "0\n");
+    for e in [
+        "sched/sched_switch",
+        "sched/sched_wakeup",
+        "sched/sched_wakeup_new",
+        "sched/sched_stat_runtime",
+        "sched/sched_migrate_task",
+        "ipi/ipi_send_cpu",
+    ] {
+        put(&format!("events/{e}/enable"), "0\n");
+    }
+    for c in 0..2 {
+        put(
+            &format!("per_cpu/cpu{c}/stats"),
+            &format!(
+                "entries: 10\noverrun: {}\ncommit overrun: 0\ndropped events: 0\n",
+                if c == 1 { overrun } else { 0 }
+            ),
+        );
+    }
+    root
+}
+
+fn record(tracefs: &std::path::Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(bin())
+        .arg("replay")
+        .args(args)
+        .env("WAKESIM_TRACEFS", tracefs)
+        .env("RUST_BACKTRACE", "1")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap()
+}
+
+#[track_caller]
+fn restored(tracefs: &std::path::Path) {
+    let read = |p: &str| std::fs::read_to_string(tracefs.join(p)).unwrap();
+    assert_eq!(read("trace_clock").trim(), "local");
+    assert_eq!(read("buffer_size_kb").trim(), "1408");
+    assert_eq!(read("tracing_on").trim(), "0");
+    assert_eq!(read("events/sched/sched_switch/enable").trim(), "0");
+}
+
+#[test]
+fn record_sets_the_global_clock_runs_the_command_restores_and_replays() {
+    let dir = TempDir::new("replay-rec-ok");
+    let tracefs = fake_tracefs(&dir, 0);
+    let out = dir.join("t.txt");
+    // The "benchmark" writes the trace tracefs would have recorded.
+    let cmd = format!(
+        "gzip -dc {} > {}",
+        s(&fixture("f1c")),
+        s(&tracefs.join("trace"))
+    );
+    let o = record(
+        &tracefs,
+        &[
+            "--record",
+            "--comm",
+            "hackbench",
+            "--out",
+            s(&out),
+            "--",
+            "sh",
+            "-c",
+            &cmd,
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("picks          712 of 713 agree"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(std::fs::metadata(&out).unwrap().len() > 100_000);
+    restored(&tracefs);
+}
+
+#[test]
+fn record_refuses_a_trace_that_lost_events() {
+    let dir = TempDir::new("replay-rec-lost");
+    let tracefs = fake_tracefs(&dir, 42);
+    let out = dir.join("t.txt");
+    let o = record(&tracefs, &["--record", "--out", s(&out), "--", "true"]);
+    let line = assert_one_line_error(&o, "replay --record with overruns");
+    assert!(
+        line.contains("lost events") && line.contains("cpu1 overrun 42"),
+        "{line}"
+    );
+    assert!(!out.exists());
+    restored(&tracefs);
+}

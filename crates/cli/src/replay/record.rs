@@ -70,6 +70,15 @@ fn selected(s: &str) -> Option<&str> {
     Some(&s[a + 1..b])
 }
 
+/// The per-CPU buffer size to restore: `1408`, or before first use `7 (expanded: 1408)`.
+fn buffer_kb(s: &str) -> String {
+    let s = s.trim();
+    match s.split_once("(expanded:") {
+        Some((_, e)) => e.trim_end_matches(')').trim().to_string(),
+        None => s.split_whitespace().next().unwrap_or("1408").to_string(),
+    }
+}
+
 /// Events lost per CPU (`per_cpu/cpuN/stats`: `overrun`, `dropped events`).
 fn lost_events(dir: &Path) -> Vec<String> {
     let mut lost = Vec::new();
@@ -129,12 +138,7 @@ pub fn record(cmd: &[String], out: &Path) -> Result<(), UserError> {
         )));
     }
     t.set("trace_clock", "global", old_clock)?;
-    let old_kb = t
-        .read("buffer_size_kb")?
-        .split_whitespace()
-        .next()
-        .unwrap_or("1408")
-        .to_string();
+    let old_kb = buffer_kb(&t.read("buffer_size_kb")?);
     t.set("buffer_size_kb", BUFFER_KB, old_kb)?;
     let old_all = t.read("events/enable").unwrap_or_default();
     t.set(
@@ -175,4 +179,16 @@ pub fn record(cmd: &[String], out: &Path) -> Result<(), UserError> {
     let text = t.read("trace")?;
     drop(t);
     write_atomic(out, &text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_buffer_size_to_restore_is_the_expanded_one() {
+        assert_eq!(buffer_kb("1408\n"), "1408");
+        assert_eq!(buffer_kb("7 (expanded: 1408)\n"), "1408");
+        assert_eq!(selected("local [global] counter\n"), Some("global"));
+    }
 }
