@@ -318,6 +318,12 @@ impl<'a> Replay<'a> {
         if self.o.show > 0 && !is_ipi {
             self.remember(l);
         }
+        // The balancing CPU went on to something else: its attach_tasks() is done. (Before
+        // rule 8: the task it runs next may be one it pulled.)
+        let is_migrate = matches!(l.event, Event::Migrate { .. });
+        if !is_migrate && self.detached.first().is_some_and(|d| d.emitter_cpu == cpu) {
+            self.flush_attach();
+        }
         // A runtime held back for a requeue that did not come is charged now.
         let deferred = if is_ipi {
             None
@@ -362,6 +368,11 @@ impl<'a> Replay<'a> {
             self.flush_attach();
         }
         let mut deferred = deferred;
+        if !matches!(l.event, Event::Wakeup { .. }) {
+            if let Some(d) = deferred.take() {
+                self.charge(d.0, d.1, d.2);
+            }
+        }
         match l.event.clone() {
             Event::Migrate {
                 pid, orig, dest, ..
@@ -385,6 +396,7 @@ impl<'a> Replay<'a> {
             ),
             _ => {}
         }
+        // Not consumed by a requeue: charged late, but nothing read this rq meanwhile.
         if let Some(d) = deferred {
             self.charge(d.0, d.1, d.2);
         }
@@ -705,6 +717,12 @@ impl<'a> Replay<'a> {
         }
         let p = self.task(pid);
         let delayed = self.tasks[p as usize].on_rq && self.tasks[p as usize].delayed;
+        if !delayed {
+            // No requeue to come before the waker's update_curr(): charge it now.
+            if let Some(d) = deferred.take() {
+                self.charge(d.0, d.1, d.2);
+            }
+        }
         if delayed {
             // Rule 4, ttwu_runnable() → enqueue_task(ENQUEUE_DELAYED) → requeue_delayed_entity():
             // DELAY_ZERO re-places a delayed entity whose lag turned positive at V with lag 0.
