@@ -35,6 +35,9 @@ pub enum Cmd {
     Calibrate(CalibrateArgs),
     /// Run benchmarks natively and in the simulator on `--machine host`; print measured vs predicted.
     Validate(ValidateArgs),
+    /// Replay a real kernel's scheduler trace (tracefs, trace_clock=global) through the model's
+    /// EEVDF code: does the model pick and preempt where the kernel did?
+    Replay(ReplayArgs),
 }
 
 #[derive(Args, Debug)]
@@ -142,6 +145,48 @@ pub struct ValidateArgs {
     #[arg(long)]
     pub json: Option<PathBuf>,
 }
+#[derive(Args, Debug)]
+pub struct ReplayArgs {
+    /// A tracefs text trace (`cat /sys/kernel/tracing/trace`, optionally gzipped) recorded with
+    /// trace_clock=global and the events sched_switch, sched_wakeup, sched_wakeup_new,
+    /// sched_stat_runtime, sched_migrate_task, ipi_send_cpu.
+    pub file: Option<PathBuf>,
+    /// The benchmark's tasks: every pid with this comm (default: hackbench, or with --record the
+    /// command's name).
+    #[arg(long)]
+    pub comm: Option<String>,
+    /// Base slice in µs (default 1400; with --record this machine's).
+    #[arg(long, value_name = "N")]
+    pub slice_us: Option<u64>,
+    /// CONFIG_HZ (default 250; with --record this machine's).
+    #[arg(long, value_name = "N")]
+    pub hz: Option<u64>,
+    /// Describe the first N pick disagreements: the replay's cfs_rq and the CPU's last events.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub show: usize,
+    /// Write the counts to this JSON file, atomically.
+    #[arg(long, value_name = "OUT")]
+    pub json: Option<PathBuf>,
+    /// Record the command after `--` on this machine (root, tracefs), then replay it.
+    #[arg(long)]
+    pub record: bool,
+    /// Where --record writes the trace (default: replay-trace.txt).
+    #[arg(long, value_name = "FILE", requires = "record")]
+    pub out: Option<PathBuf>,
+    /// Rule switches for tests: apply the waker's runtime before requeueing a delayed wakee.
+    #[arg(long, hide = true)]
+    pub no_requeue_first: bool,
+    /// Rule switch for tests: attach a balance pass's tasks in detach order.
+    #[arg(long, hide = true)]
+    pub forward_attach: bool,
+    /// Rule switch for tests: no early dequeue of prev and purge of delayed before a newidle pull.
+    #[arg(long, hide = true)]
+    pub no_newidle_purge: bool,
+    /// With --record: the command to trace, after `--`.
+    #[arg(last = true)]
+    pub command: Vec<String>,
+}
+
 #[derive(Args, Debug)]
 pub struct RunArgs {
     /// Machine: a preset name (see `wakesim machines`), `host`, or a machine TOML file.

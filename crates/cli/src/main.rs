@@ -13,6 +13,7 @@ mod info;
 mod native;
 mod output;
 mod quiet;
+mod replay;
 mod report;
 mod run;
 mod validate;
@@ -62,6 +63,7 @@ fn main() {
         args::Cmd::Native(a) => native::native(a),
         args::Cmd::Calibrate(a) => calibrate::calibrate(a),
         args::Cmd::Validate(a) => validate::validate(a),
+        args::Cmd::Replay(a) => replay::replay(a),
     };
     if let Err(UserError(msg)) = result {
         fail(&msg);

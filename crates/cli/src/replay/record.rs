@@ -1,0 +1,194 @@
+//! `wakesim replay --record -- CMD`: record CMD's scheduler events with tracefs, as the replay
+//! needs them: `trace_clock=global` (the default per-CPU `local` clock reorders cross-CPU
+//! events by microseconds), exactly the six events, CMD under `setsid` so that autogroup gives
+//! its tasks their own task group. The previous clock, buffer size and events are restored
+//! whatever happens; a trace that lost events is refused.
+
+use crate::output::{check_writable, write_atomic};
+use crate::UserError;
+use std::path::{Path, PathBuf};
+
+const EVENTS: [&str; 6] = [
+    "sched/sched_switch",
+    "sched/sched_wakeup",
+    "sched/sched_wakeup_new",
+    "sched/sched_stat_runtime",
+    "sched/sched_migrate_task",
+    "ipi/ipi_send_cpu",
+];
+const BUFFER_KB: &str = "131072";
+
+fn tracefs_dir() -> PathBuf {
+    std::env::var_os("WAKESIM_TRACEFS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| "/sys/kernel/tracing".into())
+}
+
+struct Tracefs {
+    dir: PathBuf,
+    /// What to put back: (file, previous contents).
+    restore: Vec<(PathBuf, String)>,
+}
+
+impl Tracefs {
+    fn read(&self, f: &str) -> Result<String, UserError> {
+        let p = self.dir.join(f);
+        std::fs::read_to_string(&p)
+            .map_err(|e| UserError(format!("cannot read {}: {e}", p.display())))
+    }
+    fn write(&self, f: &str, v: &str) -> Result<(), UserError> {
+        let p = self.dir.join(f);
+        std::fs::write(&p, v).map_err(|e| {
+            let hint = if e.kind() == std::io::ErrorKind::PermissionDenied {
+                " (recording needs root)"
+            } else {
+                ""
+            };
+            UserError(format!("cannot write {}: {e}{hint}", p.display()))
+        })
+    }
+    /// Writes `v`, remembering the old value to restore.
+    fn set(&mut self, f: &str, v: &str, old: String) -> Result<(), UserError> {
+        self.restore.push((self.dir.join(f), old));
+        self.write(f, v)
+    }
+}
+
+impl Drop for Tracefs {
+    fn drop(&mut self) {
+        let _ = std::fs::write(self.dir.join("tracing_on"), "0");
+        for (p, v) in self.restore.drain(..).rev() {
+            let _ = std::fs::write(p, v);
+        }
+    }
+}
+
+/// The selected value of a tracefs choice file: `[local] global counter` → `local`.
+fn selected(s: &str) -> Option<&str> {
+    let a = s.find('[')?;
+    let b = s[a..].find(']')? + a;
+    Some(&s[a + 1..b])
+}
+
+/// The per-CPU buffer size to restore: `1408`, or before first use `7 (expanded: 1408)`.
+fn buffer_kb(s: &str) -> String {
+    let s = s.trim();
+    match s.split_once("(expanded:") {
+        Some((_, e)) => e.trim_end_matches(')').trim().to_string(),
+        None => s.split_whitespace().next().unwrap_or("1408").to_string(),
+    }
+}
+
+/// Events lost per CPU (`per_cpu/cpuN/stats`: `overrun`, `dropped events`).
+fn lost_events(dir: &Path) -> Vec<String> {
+    let mut lost = Vec::new();
+    let Ok(rd) = std::fs::read_dir(dir.join("per_cpu")) else {
+        return lost;
+    };
+    let mut cpus: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    cpus.sort();
+    for c in cpus {
+        let Ok(s) = std::fs::read_to_string(c.join("stats")) else {
+            continue;
+        };
+        for l in s.lines() {
+            let Some((k, v)) = l.split_once(':') else {
+                continue;
+            };
+            let k = k.trim();
+            if (k == "overrun" || k == "dropped events") && v.trim().parse::<u64>().unwrap_or(0) > 0
+            {
+                let name = c
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                lost.push(format!("{name} {k} {}", v.trim()));
+            }
+        }
+    }
+    lost
+}
+
+pub fn record(cmd: &[String], out: &Path) -> Result<(), UserError> {
+    if cmd.is_empty() {
+        return Err(UserError("--record needs the command after `--`, e.g. `wakesim replay --record -- hackbench -g 1 -f 4 -l 1000`".into()));
+    }
+    check_writable(out)?;
+    let dir = tracefs_dir();
+    if !dir.join("trace").is_file() || !dir.join("events").is_dir() {
+        return Err(UserError(format!(
+            "no tracefs at {} (mount it: mount -t tracefs nodev /sys/kernel/tracing, or set WAKESIM_TRACEFS)",
+            dir.display()
+        )));
+    }
+    let mut t = Tracefs {
+        dir: dir.clone(),
+        restore: Vec::new(),
+    };
+    t.write("tracing_on", "0")?;
+    let clock = t.read("trace_clock")?;
+    let old_clock = selected(&clock).unwrap_or("local").to_string();
+    if !clock
+        .split_whitespace()
+        .any(|c| c.trim_matches(|x| x == '[' || x == ']') == "global")
+    {
+        return Err(UserError(format!(
+            "{}: this kernel has no global trace clock",
+            dir.join("trace_clock").display()
+        )));
+    }
+    t.set("trace_clock", "global", old_clock)?;
+    let old_kb = buffer_kb(&t.read("buffer_size_kb")?);
+    t.set("buffer_size_kb", BUFFER_KB, old_kb)?;
+    let old_all = t.read("events/enable").unwrap_or_default();
+    t.set(
+        "events/enable",
+        "0",
+        if old_all.trim() == "1" {
+            "1".into()
+        } else {
+            "0".into()
+        },
+    )?;
+    for e in EVENTS {
+        let f = format!("events/{e}/enable");
+        let old = t.read(&f)?.trim().to_string();
+        t.set(&f, "1", if old == "1" { "1".into() } else { "0".into() })?;
+    }
+    t.write("trace", "")?;
+    t.write("tracing_on", "1")?;
+    let status = std::process::Command::new("setsid")
+        .arg("--wait")
+        .args(cmd)
+        .status()
+        .map_err(|e| UserError(format!("cannot run `setsid {}`: {e}", cmd.join(" "))))?;
+    t.write("tracing_on", "0")?;
+    if !status.success() {
+        return Err(UserError(format!(
+            "`{}` failed ({status}); no trace written",
+            cmd.join(" ")
+        )));
+    }
+    let lost = lost_events(&dir);
+    if !lost.is_empty() {
+        return Err(UserError(format!(
+            "the trace lost events ({}): record a shorter run; nothing written",
+            lost.join(", ")
+        )));
+    }
+    let text = t.read("trace")?;
+    drop(t);
+    write_atomic(out, &text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_buffer_size_to_restore_is_the_expanded_one() {
+        assert_eq!(buffer_kb("1408\n"), "1408");
+        assert_eq!(buffer_kb("7 (expanded: 1408)\n"), "1408");
+        assert_eq!(selected("local [global] counter\n"), Some("global"));
+    }
+}
