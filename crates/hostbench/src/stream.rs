@@ -25,13 +25,20 @@ pub struct Split {
 /// `msgs` 100-byte messages from a sender to a receiver thread, both pinned to `cpu`, per
 /// repetition. `Err` if pinning is refused or a socket call fails.
 pub fn stream_split_ns(cpu: usize, msgs: u64, reps: usize) -> io::Result<Vec<Split>> {
-    crate::calib::probe(&[cpu], false)?;
+    stream_split_across_ns(cpu, cpu, msgs, reps)
+}
+
+/// The same stream with the sender pinned to `send_cpu` and the receiver to `recv_cpu`: on two
+/// CPUs each side's time per message shows what the cross-CPU work of a stream costs it (the
+/// socket's and each message's lines move while both ends keep running).
+pub fn stream_split_across_ns(send_cpu: usize, recv_cpu: usize, msgs: u64, reps: usize) -> io::Result<Vec<Split>> {
+    crate::calib::probe(&[send_cpu, recv_cpu], false)?;
     let mut out = Vec::with_capacity(reps);
     for _ in 0..reps {
         let (rx, tx) = sys::channel_pair(true)?;
         let r = std::thread::scope(|s| {
-            let send = s.spawn(|| side(cpu, tx, msgs, true));
-            let recv = s.spawn(|| side(cpu, rx, msgs, false));
+            let send = s.spawn(|| side(send_cpu, tx, msgs, true));
+            let recv = s.spawn(|| side(recv_cpu, rx, msgs, false));
             let join = |h: std::thread::ScopedJoinHandle<'_, io::Result<u64>>| {
                 h.join().unwrap_or_else(|_| Err(io::Error::other("stream measurement thread panicked")))
             };

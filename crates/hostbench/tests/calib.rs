@@ -112,6 +112,24 @@ fn a_socket_stream_on_one_cpu_charges_both_sides_a_positive_time_per_message() {
 }
 
 #[test]
+fn a_socket_stream_across_two_cpus_charges_both_sides_and_refuses_a_bad_cpu() {
+    let cpus = sys::allowed_cpus();
+    if cpus.len() < 2 {
+        eprintln!("skipped: needs two usable CPUs");
+        return;
+    }
+    let v = wakesim_hostbench::stream::stream_split_across_ns(cpus[0], cpus[1], 2_000, 2).unwrap();
+    assert_eq!(v.len(), 2);
+    for s in &v {
+        assert!(s.sender_ns > 50.0 && s.sender_ns < 1e6, "{s:?}");
+        assert!(s.receiver_ns > 50.0 && s.receiver_ns < 1e6, "{s:?}");
+    }
+    let e = wakesim_hostbench::stream::stream_split_across_ns(cpus[0], 1000, 10, 1).unwrap_err();
+    assert!(e.to_string().contains("CPU 1000"), "{e}");
+    assert_eq!(sys::allowed_cpus(), cpus, "the calling thread's affinity is untouched");
+}
+
+#[test]
 fn a_read_of_an_empty_pipe_or_socket_returns_at_once_with_a_positive_cost() {
     for socket in [false, true] {
         let v = calib::empty_read_ns(socket, 2_000, 2).unwrap();
