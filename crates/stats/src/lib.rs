@@ -19,4 +19,4 @@ pub use counters::*;
 pub use hist::{LatencyHist, HIST_HIGH_NS, HIST_LOW_NS, HIST_SIGFIG};
 pub use report::*;
 pub use schedstat::{cpumask_string, schedstat_text, HZ};
-pub use summary::{dur, summary_text, DIST_NAMES};
+pub use summary::{dur, pct, summary_text, DIST_NAMES};

@@ -250,7 +250,8 @@ fn line(o: &mut String, label: &str, body: String) {
 }
 
 /// `a/b` as a percentage with one decimal, "-" when `b` is 0.
-fn pct(a: u64, b: u64) -> String {
+/// `a` as a percentage of `b` with one decimal (`48.8%`), `-` when `b` is 0.
+pub fn pct(a: u64, b: u64) -> String {
     if b == 0 {
         "-".into()
     } else {

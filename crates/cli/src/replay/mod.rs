@@ -16,7 +16,7 @@ use crate::UserError;
 use std::io::Read;
 use std::path::Path;
 
-pub use state::{Counts, Options};
+pub use state::{Counts, Options, DEFAULT_HZ, DEFAULT_SLICE_US};
 
 pub fn replay(a: ReplayArgs) -> Result<(), UserError> {
     if let Some(p) = &a.json {
@@ -26,14 +26,14 @@ pub fn replay(a: ReplayArgs) -> Result<(), UserError> {
     let slice_us = match a.slice_us {
         Some(s) => s,
         None if host => {
-            wakesim_machine::kconfig::running_base_slice_ns().map_or(1400, |ns| ns / 1000)
+            wakesim_machine::kconfig::running_base_slice_ns().map_or(DEFAULT_SLICE_US, |ns| ns / 1000)
         }
-        None => 1400,
+        None => DEFAULT_SLICE_US,
     };
     let hz = match a.hz {
         Some(h) => h,
-        None if host => wakesim_machine::kconfig::running_kernel_hz().unwrap_or(250),
-        None => 250,
+        None if host => wakesim_machine::kconfig::running_kernel_hz().unwrap_or(DEFAULT_HZ),
+        None => DEFAULT_HZ,
     };
     if slice_us == 0 || hz == 0 {
         return Err(UserError("--slice-us and --hz must be positive".into()));

@@ -2,14 +2,7 @@
 
 use super::state::{Counts, WakeCount};
 use serde::Serialize;
-
-fn pct(a: u64, n: u64) -> String {
-    if n == 0 {
-        "-".into()
-    } else {
-        format!("{:.1} %", 100.0 * a as f64 / n as f64)
-    }
-}
+use wakesim_stats::pct;
 
 fn wake(name: &str, w: WakeCount) -> String {
     format!(
