@@ -25,9 +25,8 @@ pub fn replay(a: ReplayArgs) -> Result<(), UserError> {
     let host = a.record;
     let slice_us = match a.slice_us {
         Some(s) => s,
-        None if host => {
-            wakesim_machine::kconfig::running_base_slice_ns().map_or(DEFAULT_SLICE_US, |ns| ns / 1000)
-        }
+        None if host => wakesim_machine::kconfig::running_base_slice_ns()
+            .map_or(DEFAULT_SLICE_US, |ns| ns / 1000),
         None => DEFAULT_SLICE_US,
     };
     let hz = match a.hz {
