@@ -7,8 +7,7 @@
 //! Simplifications (stated, not hidden): no misfit/asym-packing/NUMA-fbq paths; the imbalance is
 //! expressed in tasks (half the difference, at least one), moved one per lock round trip.
 //!
-//! Phases of `Frame::Lb`: 0 decide, 1 lock source, 2 detach, 3 unlock source + lock dest,
-//! 4 attach cost, 5 attach.
+//! A pass is `Frame::Lb`, walked through its [`LbPhase`]s by `sched_balance_rq()`.
 
 use crate::exec::{Flow, Frame};
 use crate::locks::LockId;
@@ -16,6 +15,25 @@ use crate::sim::Sim;
 use crate::state::{TaskId, NO_CPU, NO_TASK};
 use wakesim_machine::SdFlags;
 use wakesim_stats::IdleType;
+
+/// Where a `sched_balance_rq()` pass resumes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LbPhase {
+    /// `should_we_balance()`, `find_busiest_group()` / `find_busiest_queue()` (cost paid).
+    Decide,
+    /// Take the busiest rq's lock.
+    LockSource,
+    /// `detach_tasks()` under the source lock.
+    Detach,
+    /// Unlock the source, lock the destination.
+    LockDest,
+    /// `attach_tasks()`'s cost under the destination lock.
+    AttachCost,
+    /// `attach_tasks()`: enqueue, preemption check, unlock.
+    Attach,
+    /// Nothing to pull: the domain is balanced.
+    Balanced,
+}
 
 #[derive(Clone, Copy, Debug, Default)]
 struct GroupStats {
@@ -192,12 +210,14 @@ impl Sim {
         best
     }
 
-    pub(crate) fn lb_frame(&mut self, cpu: usize, f: Frame) -> Flow {
+    /// One `sched_balance_rq()` (`load_balance()` before v6.10) pass, one step per call
+    /// (`LbPhase`).
+    pub(crate) fn sched_balance_rq(&mut self, cpu: usize, f: Frame) -> Flow {
         let Frame::Lb { phase, dst, level, idle, src, task } = f else { unreachable!() };
         let (d, l, ix) = (dst as usize, level as usize, idle as usize);
-        let fr = |phase: u8, src: u32, task: TaskId| Frame::Lb { phase, dst, level, idle, src, task };
+        let fr = |phase: LbPhase, src: u32, task: TaskId| Frame::Lb { phase, dst, level, idle, src, task };
         match phase {
-            0 => {
+            LbPhase::Decide => {
                 self.cpus[cpu].lb_moved = 0;
                 self.cpus[cpu].lb_continue = true;
                 self.dstat[d][l].lb_count[ix] += 1;
@@ -212,15 +232,15 @@ impl Sim {
                 let cost = self.c.lb_base + self.doms[d][l].scan_cost;
                 let found = self.find_busiest(d, l, idle);
                 match found {
-                    Some((s, _n)) => self.busy(cpu, cost, fr(1, s as u32, NO_TASK)),
+                    Some((s, _n)) => self.busy(cpu, cost, fr(LbPhase::LockSource, s as u32, NO_TASK)),
                     None => {
                         self.lb_balanced_interval(d, l, idle);
-                        self.busy(cpu, cost, fr(6, NO_CPU, NO_TASK))
+                        self.busy(cpu, cost, fr(LbPhase::Balanced, NO_CPU, NO_TASK))
                     }
                 }
             }
-            1 => self.call(cpu, fr(2, src, NO_TASK), Frame::Lock { lock: LockId::Rq(src), granted: false }),
-            2 => {
+            LbPhase::LockSource => self.call(cpu, fr(LbPhase::Detach, src, NO_TASK), Frame::Lock { lock: LockId::Rq(src), granted: false }),
+            LbPhase::Detach => {
                 let s = src as usize;
                 match self.pick_detach(s, d, l) {
                     None => {
@@ -239,20 +259,20 @@ impl Sim {
                         self.tasks[t as usize].migrating = true;
                         self.set_task_cpu(t, d);
                         let cost = self.c.migrate_task + self.c.line.get(self.m.dist(cpu, s));
-                        self.busy(cpu, cost, fr(3, src, t))
+                        self.busy(cpu, cost, fr(LbPhase::LockDest, src, t))
                     }
                 }
             }
-            3 => {
+            LbPhase::LockDest => {
                 self.lock_release(cpu, LockId::Rq(src));
-                self.call(cpu, fr(4, src, task), Frame::Lock { lock: LockId::Rq(dst), granted: false })
+                self.call(cpu, fr(LbPhase::AttachCost, src, task), Frame::Lock { lock: LockId::Rq(dst), granted: false })
             }
-            4 => {
+            LbPhase::AttachCost => {
                 // migrate_task already covers dequeue/enqueue and PELT detach/attach (costs crate).
                 let cost = self.c.wakeup_preempt + self.c.line.get(self.m.dist(cpu, d));
-                self.busy(cpu, cost, fr(5, src, task))
+                self.busy(cpu, cost, fr(LbPhase::Attach, src, task))
             }
-            5 => {
+            LbPhase::Attach => {
                 self.tasks[task as usize].migrating = false;
                 self.activate_task(d, task, true, false);
                 self.wakeup_preempt(cpu, d, task);
@@ -263,8 +283,7 @@ impl Sim {
                 self.cpus[cpu].lb_moved += 1;
                 Flow::Pop
             }
-            6 => Flow::Pop,
-            _ => unreachable!("lb phase {phase}"),
+            LbPhase::Balanced => Flow::Pop,
         }
     }
 

@@ -11,7 +11,16 @@
 //! taken at the next step boundary where interrupts are enabled, so interrupt-disabled regions
 //! (rq-locked sections, `__schedule`, newidle balancing) delay them, as MODELING.md requires.
 
+use crate::balance::LbPhase;
+use crate::idle::IdlePhase;
+use crate::irq::IrqPhase;
 use crate::locks::LockId;
+use crate::newidle::NewidlePhase;
+use crate::periodic::PeriodicPhase;
+use crate::schedule::SchedPhase;
+use crate::shared_runq::SharedRunqPhase;
+use crate::syscalls::SysPhase;
+use crate::ttwu::{CsdPhase, TtwuPhase};
 use crate::sim::Sim;
 use crate::state::{Mode, TaskId};
 use wakesim_engine::{invariant, Time};
@@ -35,34 +44,38 @@ pub enum Ev {
     Spawn { task: TaskId },
 }
 
-/// A continuation on a task's kernel stack. `phase` numbers the resumption points of each
-/// mechanism; the meaning is documented where each handler lives.
+/// A continuation on a task's kernel stack: which mechanism runs, and at which of its named
+/// resumption points (`phase`) it continues when the CPU next executes it. Each mechanism's
+/// phases are an enum in its own module, next to the handler that walks them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Frame {
     /// Bottom of a workload task's stack: user space running the task's program.
     User,
-    /// A system call of the current program op (send, recv, futex, sleep, exit).
-    Sys { phase: u8 },
+    /// A system call of the current program op (send, recv, futex, sleep, exit): `do_syscall_64`.
+    Sys { phase: SysPhase },
     /// `try_to_wake_up(p)` running on this CPU.
-    Ttwu { p: TaskId, phase: u8, target: u32, sync: bool, fork: bool },
+    Ttwu { p: TaskId, phase: TtwuPhase, target: u32, sync: bool, fork: bool },
     /// `__schedule()`; `prev` is the task that called it.
-    Sched { phase: u8, prev: TaskId, next: TaskId, preempt: bool },
-    /// `sched_balance_newidle()`.
-    Newidle { phase: u8, level: u8, t0: Time, tl: Time, cost_sum: Time, pulled: bool },
-    /// One `load_balance()` pass pulling to `dst` at domain `level` of `dst`.
-    Lb { phase: u8, dst: u32, level: u8, idle: u8, src: u32, task: TaskId },
-    /// `sched_balance_domains()` for `cpu` (periodic balancing, or NOHZ balancing on behalf of it).
-    Periodic { phase: u8, cpu: u32, level: u8, idle: u8 },
-    /// `_nohz_idle_balance()`: walks idle CPUs, balancing for each.
-    NohzBalance { phase: u8, next: u32 },
-    /// An interrupt handler.
-    Irq { phase: u8 },
-    /// SHARED_RUNQ: pull the head of the LLC's shared runqueue over to this CPU.
-    SharedRunqPull { phase: u8, task: TaskId, src: u32 },
+    Sched { phase: SchedPhase, prev: TaskId, next: TaskId, preempt: bool },
+    /// `sched_balance_newidle()` (`newidle_balance()` before v6.10).
+    Newidle { phase: NewidlePhase, level: u8, t0: Time, tl: Time, cost_sum: Time, pulled: bool },
+    /// One `sched_balance_rq()` (`load_balance()` before v6.10) pass pulling to `dst` at domain
+    /// `level` of `dst`.
+    Lb { phase: LbPhase, dst: u32, level: u8, idle: u8, src: u32, task: TaskId },
+    /// `sched_balance_domains()` (`rebalance_domains()` before v6.10) for `cpu`: periodic
+    /// balancing, or NOHZ balancing on behalf of it.
+    Periodic { phase: PeriodicPhase, cpu: u32, level: u8, idle: u8 },
+    /// `_nohz_idle_balance()`: walks the idle CPUs from `next` on, balancing for each.
+    NohzBalance { next: u32 },
+    /// An interrupt: entry, its sources, softirqs and the return.
+    Irq { phase: IrqPhase },
+    /// SHARED_RUNQ: `shared_runq_pick_next_task()` pulls the head of the LLC's shared runqueue
+    /// over to this CPU.
+    SharedRunqPull { phase: SharedRunqPhase, task: TaskId, src: u32 },
     /// `flush_smp_call_function_queue()` incl. `sched_ttwu_pending()`.
-    Csd { phase: u8, n: u32 },
+    Csd { phase: CsdPhase },
     /// Bottom of an idle task's stack: `do_idle()`.
-    Idle { phase: u8 },
+    Idle { phase: IdlePhase },
     /// Spinning until `lock` is granted; pops when held.
     Lock { lock: LockId, granted: bool },
 }
@@ -102,7 +115,7 @@ impl Sim {
         invariant!(self.tasks[t].stack.len() < 32, "kernel stack overflow on cpu {cpu}: {:?}", self.tasks[t].stack);
     }
 
-    /// Replaces the top frame by `next_phase_frame` and pushes `child` above it.
+    /// Replaces the top frame by `resume_as` (the caller's next phase) and pushes `child` above it.
     #[inline]
     pub(crate) fn call(&mut self, cpu: usize, resume_as: Frame, child: Frame) -> Flow {
         self.set_top(cpu, resume_as);
@@ -118,7 +131,7 @@ impl Sim {
     }
 
     /// Occupies `cpu` with kernel work for `dur` (plus any debt), then resumes the top frame,
-    /// which the caller has set to the phase to resume at.
+    /// which `resume_as` has set to the phase to resume at.
     pub(crate) fn busy(&mut self, cpu: usize, dur: Time, resume_as: Frame) -> Flow {
         self.set_top(cpu, resume_as);
         let c = &mut self.cpus[cpu];
@@ -149,23 +162,24 @@ impl Sim {
         loop {
             guard += 1;
             invariant!(guard < 100_000, "cpu {cpu} spins without consuming time: {:?}", self.tasks[self.curr(cpu) as usize].stack);
-            if self.irq_deliverable(cpu) && !matches!(self.top(cpu), crate::exec::Frame::Idle { phase: 1 }) {
+            // An idle CPU in a state takes its interrupt when it wakes (do_idle() resumes).
+            if self.irq_deliverable(cpu) && !matches!(self.top(cpu), Frame::Idle { phase: IdlePhase::InState }) {
                 self.enter_irq(cpu);
             }
             let f = self.top(cpu);
             let flow = match f {
                 Frame::User => self.user_frame(cpu),
-                Frame::Sys { phase } => self.sys_frame(cpu, phase),
-                Frame::Ttwu { .. } => self.ttwu_frame(cpu, f),
-                Frame::Sched { .. } => self.sched_frame(cpu, f),
-                Frame::Newidle { .. } => self.newidle_frame(cpu, f),
-                Frame::Lb { .. } => self.lb_frame(cpu, f),
-                Frame::Periodic { .. } => self.periodic_frame(cpu, f),
-                Frame::NohzBalance { .. } => self.nohz_balance_frame(cpu, f),
-                Frame::Irq { phase } => self.irq_frame(cpu, phase),
-                Frame::Csd { phase, n } => self.csd_frame(cpu, phase, n),
-                Frame::SharedRunqPull { .. } => self.shared_runq_pull_frame(cpu, f),
-                Frame::Idle { phase } => self.idle_frame(cpu, phase),
+                Frame::Sys { phase } => self.do_syscall_64(cpu, phase),
+                Frame::Ttwu { .. } => self.try_to_wake_up(cpu, f),
+                Frame::Sched { .. } => self.__schedule(cpu, f),
+                Frame::Newidle { .. } => self.sched_balance_newidle(cpu, f),
+                Frame::Lb { .. } => self.sched_balance_rq(cpu, f),
+                Frame::Periodic { .. } => self.sched_balance_domains(cpu, f),
+                Frame::NohzBalance { next } => self._nohz_idle_balance(cpu, next),
+                Frame::Irq { phase } => self.handle_irq(cpu, phase),
+                Frame::Csd { phase } => self.flush_smp_call_function_queue(cpu, phase),
+                Frame::SharedRunqPull { .. } => self.shared_runq_pick_next_task(cpu, f),
+                Frame::Idle { phase } => self.do_idle(cpu, phase),
                 Frame::Lock { lock, granted } => self.lock_frame(cpu, lock, granted),
             };
             match flow {
@@ -192,7 +206,7 @@ impl Sim {
             self.wake.irq_defer_time += now - c.pend_since;
         }
         c.irqs_off += 1;
-        self.push(cpu, Frame::Irq { phase: 0 });
+        self.push(cpu, Frame::Irq { phase: IrqPhase::Entry });
     }
 
     /// Records when the first of the currently pending interrupt sources arrived; call before

@@ -8,17 +8,37 @@
 //! exit, no re-selection — which is why a real IPI to a polling CPU can beat a flag write that
 //! forces the whole exit, schedule_idle and re-entry (the CSD_POLL revert's ipistorm gain).
 //!
-//! Phases of `Frame::Idle`: 0 loop top, 7 state selected (after `idle_select`), 1 in an idle
-//! state, 2 woken (after the exit latency), 8 leaving the loop (after `idle_exit`), 4
-//! schedule_idle, 5 back from schedule_idle, 6 back from an interrupt taken in the POLL state.
+//! The loop is `Frame::Idle`, walked through its [`IdlePhase`]s by `do_idle()`.
 
 use crate::exec::{Ev, Flow, Frame};
 use crate::sim::Sim;
+use crate::ttwu::CsdPhase;
 use crate::state::Mode;
 use wakesim_engine::Time;
 use crate::trace::trace_ev;
 use wakesim_machine::Arch;
 use wakesim_trace::TraceEvent;
+
+/// Where `do_idle()` resumes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IdlePhase {
+    /// Loop top: flush, softirqs, `need_resched()`, else select a state.
+    LoopTop,
+    /// The governor has run (`idle_select` paid): enter the state, unless woken meanwhile.
+    Selected,
+    /// In an idle state; the executor resumes here on a wakeup or an interrupt.
+    InState,
+    /// Back from an interrupt taken inside `poll_idle()`.
+    PollIrqReturn,
+    /// Woken: the state's exit latency is paid.
+    Woken,
+    /// Leaving the loop (`idle_exit` paid): clear polling, flush, then schedule or loop.
+    Leaving,
+    /// `schedule_idle()`.
+    ScheduleIdle,
+    /// Back from `schedule_idle()`.
+    Rescheduled,
+}
 
 impl Sim {
     /// Governor: the deepest state whose target residency fits the predicted idle length (menu
@@ -62,22 +82,23 @@ impl Sim {
         }
     }
 
-    pub(crate) fn idle_frame(&mut self, cpu: usize, phase: u8) -> Flow {
+    /// `do_idle()`: the idle task's loop, one step per call (`IdlePhase`).
+    pub(crate) fn do_idle(&mut self, cpu: usize, phase: IdlePhase) -> Flow {
         match phase {
-            0 => {
+            IdlePhase::LoopTop => {
                 if !self.cpus[cpu].csd.is_empty() {
-                    return self.call(cpu, Frame::Idle { phase: 0 }, Frame::Csd { phase: 0, n: 0 });
+                    return self.call(cpu, Frame::Idle { phase: IdlePhase::LoopTop }, Frame::Csd { phase: CsdPhase::Start });
                 }
                 if self.cpus[cpu].softirq_pending {
-                    return self.run_softirq(cpu, Frame::Idle { phase: 0 });
+                    return self.run_softirq(cpu, Frame::Idle { phase: IdlePhase::LoopTop });
                 }
                 if self.cpus[cpu].need_resched {
-                    self.set_top(cpu, Frame::Idle { phase: 4 });
+                    self.set_top(cpu, Frame::Idle { phase: IdlePhase::ScheduleIdle });
                     return Flow::Again;
                 }
                 if self.cpus[cpu].debt > 0 {
                     // Work owed from the last handlers is done before the CPU idles.
-                    return self.busy(cpu, 0, Frame::Idle { phase: 0 });
+                    return self.busy(cpu, 0, Frame::Idle { phase: IdlePhase::LoopTop });
                 }
                 let now = self.now();
                 self.cpus[cpu].idle_enter = now;
@@ -85,21 +106,21 @@ impl Sim {
                 // __current_set_polling() comes first in do_idle(): on x86 the governor runs with
                 // the flag set (arm64 has no TIF_POLLING_NRFLAG).
                 self.cpus[cpu].poll_exit = self.m.arch == Arch::X86;
-                self.busy(cpu, self.c.idle_select, Frame::Idle { phase: 7 })
+                self.busy(cpu, self.c.idle_select, Frame::Idle { phase: IdlePhase::Selected })
             }
-            7 => {
+            IdlePhase::Selected => {
                 if self.cpus[cpu].need_resched || !self.cpus[cpu].csd.is_empty() {
                     // Woken while selecting: the loop's need_resched() check sees it.
-                    self.set_top(cpu, Frame::Idle { phase: 2 });
+                    self.set_top(cpu, Frame::Idle { phase: IdlePhase::Woken });
                     return Flow::Again;
                 }
                 self.cpus[cpu].poll_exit = false;
                 let k = self.select_idle_state(cpu, 0);
                 self.enter_idle_state(cpu, k, self.now() + self.c.poll_limit);
-                self.set_top(cpu, Frame::Idle { phase: 1 });
+                self.set_top(cpu, Frame::Idle { phase: IdlePhase::InState });
                 Flow::Wait
             }
-            1 => {
+            IdlePhase::InState => {
                 let c = &self.cpus[cpu];
                 let irq = c.pend_ipi || c.pend_tick || !c.pend_timers.is_empty();
                 if !(c.need_resched || irq) {
@@ -112,7 +133,7 @@ impl Sim {
                     let c = &mut self.cpus[cpu];
                     c.poll_exit = true;
                     c.polling = false;
-                    return self.busy(cpu, 0, Frame::Idle { phase: 6 });
+                    return self.busy(cpu, 0, Frame::Idle { phase: IdlePhase::PollIrqReturn });
                 }
                 let c = &self.cpus[cpu];
                 let now = self.now();
@@ -125,57 +146,56 @@ impl Sim {
                 c.poll_exit = c.polling;
                 c.polling = false;
                 self.wake.cost_idle_exit += lat;
-                self.busy(cpu, lat, Frame::Idle { phase: 2 })
+                self.busy(cpu, lat, Frame::Idle { phase: IdlePhase::Woken })
             }
-            6 => {
+            IdlePhase::PollIrqReturn => {
                 if self.cpus[cpu].need_resched {
                     // poll_idle() returns; the governor learns the whole stay (menu_update()).
                     let observed = self.now() - self.cpus[cpu].idle_enter;
                     let c = &mut self.cpus[cpu];
                     c.idle_predict = (7 * c.idle_predict + observed) / 8;
                     c.poll_exit = true;
-                    self.set_top(cpu, Frame::Idle { phase: 2 });
+                    self.set_top(cpu, Frame::Idle { phase: IdlePhase::Woken });
                     return Flow::Again;
                 }
                 // Back in poll_idle() with what is left of its time limit.
                 self.cpus[cpu].poll_exit = false;
                 self.enter_idle_state(cpu, 0, self.cpus[cpu].poll_until);
-                self.set_top(cpu, Frame::Idle { phase: 1 });
+                self.set_top(cpu, Frame::Idle { phase: IdlePhase::InState });
                 Flow::Wait
             }
-            2 => {
+            IdlePhase::Woken => {
                 if self.cpus[cpu].need_resched {
                     // Leaving the loop: cpuidle_reflect() + tick_nohz_idle_exit(), still polling.
-                    return self.busy(cpu, self.c.idle_exit, Frame::Idle { phase: 8 });
+                    return self.busy(cpu, self.c.idle_exit, Frame::Idle { phase: IdlePhase::Leaving });
                 }
-                self.set_top(cpu, Frame::Idle { phase: 8 });
+                self.set_top(cpu, Frame::Idle { phase: IdlePhase::Leaving });
                 Flow::Again
             }
-            8 => {
+            IdlePhase::Leaving => {
                 // Pending interrupts were taken by the executor before we got here; polling
                 // ends now (current_clr_polling before the flush / schedule_idle).
                 self.cpus[cpu].poll_exit = false;
                 if !self.cpus[cpu].csd.is_empty() {
-                    return self.call(cpu, Frame::Idle { phase: 8 }, Frame::Csd { phase: 0, n: 0 });
+                    return self.call(cpu, Frame::Idle { phase: IdlePhase::Leaving }, Frame::Csd { phase: CsdPhase::Start });
                 }
                 if self.cpus[cpu].softirq_pending {
-                    return self.run_softirq(cpu, Frame::Idle { phase: 8 });
+                    return self.run_softirq(cpu, Frame::Idle { phase: IdlePhase::Leaving });
                 }
-                self.set_top(cpu, Frame::Idle { phase: if self.cpus[cpu].need_resched { 4 } else { 0 } });
+                self.set_top(cpu, Frame::Idle { phase: if self.cpus[cpu].need_resched { IdlePhase::ScheduleIdle } else { IdlePhase::LoopTop } });
                 Flow::Again
             }
-            4 => {
+            IdlePhase::ScheduleIdle => {
                 // Leaving the idle loop to schedule: tick_nohz_idle_exit() restarts the tick.
                 self.restart_tick(cpu);
                 let idle = self.cpus[cpu].idle_task;
                 self.cpus[cpu].kicked_without_task = self.cpus[cpu].nr_running == 0;
-                self.call(cpu, Frame::Idle { phase: 5 }, Self::schedule_frame(idle, false))
+                self.call(cpu, Frame::Idle { phase: IdlePhase::Rescheduled }, Self::schedule_frame(idle, false))
             }
-            5 => {
-                self.set_top(cpu, Frame::Idle { phase: 0 });
+            IdlePhase::Rescheduled => {
+                self.set_top(cpu, Frame::Idle { phase: IdlePhase::LoopTop });
                 Flow::Again
             }
-            _ => unreachable!("idle phase {phase}"),
         }
     }
 

@@ -2,53 +2,71 @@
 //! (`sched_tick()` → `task_tick_fair()` → `sched_balance_trigger()`), softirqs at irq exit, and
 //! preemption on return to user space.
 //!
-//! Phases of `Frame::Irq`: 0 entry, 1 sources, 2 timers/tick, 3 exit (softirqs, which run with
-//! interrupts enabled), 5 back from softirqs, 4 return (interrupts stay off until the return
-//! itself, so a new IPI cannot nest into the exit path).
+//! An interrupt is `Frame::Irq`, walked through its [`IrqPhase`]s by `handle_irq()`.
 
 use crate::exec::{Ev, Flow, Frame};
 use crate::sim::Sim;
+use crate::ttwu::CsdPhase;
 use crate::state::Mode;
 
+/// Where an interrupt's handling resumes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IrqPhase {
+    /// `irqentry_enter()` … `irq_exit_rcu()`'s fixed cost (`irq_entry_exit`).
+    Entry,
+    /// The sources: an IPI flushes the call-single queue.
+    Sources,
+    /// Expired hrtimers (one wakeup each), then the tick.
+    TimersAndTick,
+    /// Irq exit: softirqs, which run with interrupts enabled.
+    Exit,
+    /// Back from softirqs: interrupts off again.
+    SoftirqDone,
+    /// The return: interrupts stay off until the return itself, so a new IPI cannot nest into
+    /// the exit path; to user space with NEED_RESCHED it schedules.
+    Return,
+}
+
 impl Sim {
-    pub(crate) fn irq_frame(&mut self, cpu: usize, phase: u8) -> Flow {
+    /// An interrupt on `cpu` (the `sysvec_*` entry of an IPI, the local timer), one step per call.
+    pub(crate) fn handle_irq(&mut self, cpu: usize, phase: IrqPhase) -> Flow {
         match phase {
-            0 => self.busy(cpu, self.c.irq_entry_exit, Frame::Irq { phase: 1 }),
-            1 => {
+            IrqPhase::Entry => self.busy(cpu, self.c.irq_entry_exit, Frame::Irq { phase: IrqPhase::Sources }),
+            IrqPhase::Sources => {
                 if std::mem::take(&mut self.cpus[cpu].pend_ipi) && !self.cpus[cpu].csd.is_empty() {
-                    return self.call(cpu, Frame::Irq { phase: 2 }, Frame::Csd { phase: 0, n: 0 });
+                    return self.call(cpu, Frame::Irq { phase: IrqPhase::TimersAndTick }, Frame::Csd { phase: CsdPhase::Start });
                 }
-                self.set_top(cpu, Frame::Irq { phase: 2 });
+                self.set_top(cpu, Frame::Irq { phase: IrqPhase::TimersAndTick });
                 Flow::Again
             }
-            2 => {
+            IrqPhase::TimersAndTick => {
                 if let Some(task) = self.cpus[cpu].pend_timers.pop() {
                     // hrtimer_wakeup() → wake_up_process(): a non-sync wakeup from irq context.
-                    self.set_top(cpu, Frame::Irq { phase: 2 });
+                    self.set_top(cpu, Frame::Irq { phase: IrqPhase::TimersAndTick });
                     self.start_ttwu(cpu, task, false);
                     return Flow::Again;
                 }
                 if std::mem::take(&mut self.cpus[cpu].pend_tick) {
                     self.task_tick(cpu);
-                    return self.busy(cpu, self.c.tick, Frame::Irq { phase: 3 });
+                    return self.busy(cpu, self.c.tick, Frame::Irq { phase: IrqPhase::Exit });
                 }
-                self.set_top(cpu, Frame::Irq { phase: 3 });
+                self.set_top(cpu, Frame::Irq { phase: IrqPhase::Exit });
                 Flow::Again
             }
-            3 => {
+            IrqPhase::Exit => {
                 if self.cpus[cpu].softirq_pending {
                     self.cpus[cpu].irqs_off -= 1;
-                    return self.run_softirq(cpu, Frame::Irq { phase: 5 });
+                    return self.run_softirq(cpu, Frame::Irq { phase: IrqPhase::SoftirqDone });
                 }
-                self.set_top(cpu, Frame::Irq { phase: 4 });
+                self.set_top(cpu, Frame::Irq { phase: IrqPhase::Return });
                 Flow::Again
             }
-            5 => {
+            IrqPhase::SoftirqDone => {
                 self.cpus[cpu].irqs_off += 1;
-                self.set_top(cpu, Frame::Irq { phase: 4 });
+                self.set_top(cpu, Frame::Irq { phase: IrqPhase::Return });
                 Flow::Again
             }
-            4 => {
+            IrqPhase::Return => {
                 self.cpus[cpu].irqs_off -= 1;
                 // Return from interrupt: to user space with NEED_RESCHED → preempt (the kernel
                 // itself is not preempted: PREEMPT_NONE/VOLUNTARY server configuration).
@@ -62,7 +80,6 @@ impl Sim {
                 }
                 Flow::Pop
             }
-            _ => unreachable!("irq phase {phase}"),
         }
     }
 

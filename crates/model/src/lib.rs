@@ -13,14 +13,14 @@
 //! | `eevdf` | EEVDF: `avg_vruntime`, `place_entity`, `pick_eevdf`, `update_curr` |
 //! | `cfs` | pre-EEVDF CFS (≤ v6.5): sleeper credit, `check_preempt_tick`, `wakeup_gran` |
 //! | `idle` | `do_idle`, idle-state governor, `schedule_idle` |
-//! | `newidle` | `sched_balance_newidle` |
+//! | `newidle` | `sched_balance_newidle` (`newidle_balance` before v6.10) |
 //! | `shared_runq` | SHARED_RUNQ: David Vernet's per-LLC sharded FIFO (2023) |
-//! | `balance` | `load_balance` / `sched_balance_rq` |
-//! | `periodic` | `sched_balance_domains`, NOHZ idle balancing |
+//! | `balance` | `sched_balance_rq` (`load_balance` before v6.10) |
+//! | `periodic` | `sched_balance_domains` (`rebalance_domains`), `_nohz_idle_balance` |
 //! | `pelt` | per-entity load tracking |
 //! | `enqueue` | `enqueue_task_fair` / `dequeue_task_fair`, `set_task_cpu`, task-group load |
-//! | `irq` | interrupts, the tick, softirqs, preemption on return to user |
-//! | `syscalls` | the behaviour language: compute, pipes/sockets, futexes, sleeps, exit |
+//! | `irq` | `handle_irq`: interrupts, the tick, softirqs, preemption on return to user |
+//! | `syscalls` | `do_syscall_64`: the behaviour language's compute, pipes/sockets, futexes, sleeps, exit |
 //! | `locks` | rq locks as FIFO spinlocks with cache-line hand-off |
 //! | `lines` | shared cache lines and short locks: owner, transfer, serialised writers; a channel's lines and each message's (read on another CPU, or evicted) |
 //! | [`user_locks`] | schbench's per-CPU user-space spinlock (`lock_this_cpu`) |
@@ -56,9 +56,11 @@
 //! ## How time is charged
 //!
 //! Read [`exec`] first: every mechanism is a continuation ("frame") on the kernel stack of the
-//! task the CPU runs; a frame occupies its CPU for each step it takes, so a waker that scans
-//! 16 CPUs and locks a remote runqueue finishes its own work later, and a CPU busy balancing
-//! with interrupts off takes the next IPI later. Nothing is added to a result afterwards.
+//! task the CPU runs, resumed at one of its mechanism's named phases by the handler named after
+//! the kernel function (`try_to_wake_up`, `__schedule`, `do_idle`, ...); a frame occupies its
+//! CPU for each step it takes, so a waker that scans 16 CPUs and locks a remote runqueue
+//! finishes its own work later, and a CPU busy balancing with interrupts off takes the next
+//! IPI later. Nothing is added to a result afterwards.
 
 mod balance;
 mod cfs;

@@ -4,19 +4,42 @@
 //! lock, walks the domains bottom-up while the accumulated cost fits in `avg_idle`, and feeds
 //! the measured wall time of each level back into `max_newidle_lb_cost` (decaying max, 1 %/s).
 //!
-//! Phases of `Frame::Newidle`: 0 entry, 31 gates, 32 after a gated SHARED_RUNQ pull, 33 unlock,
-//! 1 level loop, 2 after a level, 8 relock, 9 done, 30 after an ungated SHARED_RUNQ pull.
+//! A call is `Frame::Newidle`, walked through its [`NewidlePhase`]s by `sched_balance_newidle()`.
 //!
 //! SHARED_RUNQ v3 pulls from the shared runqueue before any gate and gates the rest on the
 //! LLC's parent domain; the gated (v4) form pulls only after the gates, counts the pull's time
 //! in the newidle cost, skips the levels at and below the LLC, and not with a wakeup pending.
 
-use crate::balance::IDLE_NEWLY;
+use crate::balance::{LbPhase, IDLE_NEWLY};
 use crate::exec::{Flow, Frame};
 use crate::locks::LockId;
+use crate::shared_runq::SharedRunqPhase;
 use crate::sim::Sim;
 use wakesim_engine::Time;
 use wakesim_machine::SdFlags;
+
+/// Where `sched_balance_newidle()` resumes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NewidlePhase {
+    /// Entry (SHARED_RUNQ v3 pulls first).
+    Entry,
+    /// Back from the ungated (v3) SHARED_RUNQ pull.
+    SharedRunqPulled,
+    /// The gates: `rd->overload`, `avg_idle` against `max_newidle_lb_cost`.
+    Gates,
+    /// Back from the gated (v4) SHARED_RUNQ pull.
+    SharedRunqGatedPulled,
+    /// `raw_spin_rq_unlock()` and `update_blocked_averages()`.
+    Unlock,
+    /// The domain walk: balance this level if the accumulated cost still fits.
+    Level,
+    /// Back from one level's `sched_balance_rq()`: account its cost, stop or go on.
+    LevelDone,
+    /// Retake the rq lock.
+    Relock,
+    /// Done: `max_idle_balance_cost`, `idle_stamp`.
+    Done,
+}
 
 impl Sim {
     /// `update_newidle_cost()`: returns whether the max decayed.
@@ -35,11 +58,13 @@ impl Sim {
         false
     }
 
-    pub(crate) fn newidle_frame(&mut self, cpu: usize, f: Frame) -> Flow {
+    /// `sched_balance_newidle()` (`newidle_balance()` before v6.10) on `cpu`, one step per call
+    /// (`NewidlePhase`).
+    pub(crate) fn sched_balance_newidle(&mut self, cpu: usize, f: Frame) -> Flow {
         let Frame::Newidle { phase, level, t0, tl, cost_sum, pulled } = f else { unreachable!() };
-        let fr = |phase: u8, level: u8, tl: Time, cost_sum: Time, pulled: bool| Frame::Newidle { phase, level, t0, tl, cost_sum, pulled };
+        let fr = |phase: NewidlePhase, level: u8, tl: Time, cost_sum: Time, pulled: bool| Frame::Newidle { phase, level, t0, tl, cost_sum, pulled };
         match phase {
-            0 => {
+            NewidlePhase::Entry => {
                 self.newidle.entered += 1;
                 if self.cpus[cpu].kicked_without_task && self.tasks[self.curr(cpu) as usize].is_idle {
                     self.newidle.from_idle_no_task += 1;
@@ -48,20 +73,20 @@ impl Sim {
                     return Flow::Pop;
                 }
                 if self.f.SHARED_RUNQ && !self.f.SHARED_RUNQ_GATED {
-                    let pull = Frame::SharedRunqPull { phase: 0, task: crate::state::NO_TASK, src: 0 };
-                    return self.call(cpu, fr(30, 0, 0, 0, false), pull);
+                    let pull = Frame::SharedRunqPull { phase: SharedRunqPhase::Pick, task: crate::state::NO_TASK, src: 0 };
+                    return self.call(cpu, fr(NewidlePhase::SharedRunqPulled, 0, 0, 0, false), pull);
                 }
-                self.set_top(cpu, fr(31, 0, 0, 0, false));
+                self.set_top(cpu, fr(NewidlePhase::Gates, 0, 0, 0, false));
                 Flow::Again
             }
-            30 => {
+            NewidlePhase::SharedRunqPulled => {
                 if self.cpus[cpu].lb_moved > 0 {
                     return Flow::Pop; // v3: the shared runqueue gave us a task
                 }
-                self.set_top(cpu, fr(31, 0, 0, 0, false));
+                self.set_top(cpu, fr(NewidlePhase::Gates, 0, 0, 0, false));
                 Flow::Again
             }
-            31 => {
+            NewidlePhase::Gates => {
                 let now = self.now();
                 // The fixed part (misfit update, clock, gate reads, nohz_newidle_balance checks).
                 self.charge(cpu, self.c.newidle_gate);
@@ -82,13 +107,13 @@ impl Sim {
                     if self.cpus[cpu].ttwu_pending {
                         return Flow::Pop;
                     }
-                    let pull = Frame::SharedRunqPull { phase: 0, task: crate::state::NO_TASK, src: 0 };
-                    return self.call(cpu, Frame::Newidle { phase: 32, level: 0, t0: now, tl: now, cost_sum: 0, pulled: false }, pull);
+                    let pull = Frame::SharedRunqPull { phase: SharedRunqPhase::Pick, task: crate::state::NO_TASK, src: 0 };
+                    return self.call(cpu, Frame::Newidle { phase: NewidlePhase::SharedRunqGatedPulled, level: 0, t0: now, tl: now, cost_sum: 0, pulled: false }, pull);
                 }
-                self.set_top(cpu, Frame::Newidle { phase: 33, level: 0, t0: now, tl: now, cost_sum: 0, pulled: false });
+                self.set_top(cpu, Frame::Newidle { phase: NewidlePhase::Unlock, level: 0, t0: now, tl: now, cost_sum: 0, pulled: false });
                 Flow::Again
             }
-            32 => {
+            NewidlePhase::SharedRunqGatedPulled => {
                 // The gated pull's time counts as newidle cost at the LLC level.
                 let c = self.now() - t0;
                 if let Some(l) = self.m.sd_llc[cpu] {
@@ -99,33 +124,33 @@ impl Sim {
                     self.wake.cost_newidle += c;
                     return Flow::Pop;
                 }
-                self.set_top(cpu, Frame::Newidle { phase: 33, level: 0, t0, tl: t0, cost_sum: c, pulled: false });
+                self.set_top(cpu, Frame::Newidle { phase: NewidlePhase::Unlock, level: 0, t0, tl: t0, cost_sum: c, pulled: false });
                 Flow::Again
             }
-            33 => {
+            NewidlePhase::Unlock => {
                 let now = self.now();
                 // raw_spin_rq_unlock(): other CPUs may enqueue here now; interrupts stay off.
                 self.lock_release(cpu, LockId::Rq(cpu as u32));
                 self.cpus[cpu].irqs_off += 1;
                 let cost = self.c.update_blocked;
-                self.busy(cpu, cost, Frame::Newidle { phase: 1, level: 0, t0, tl: now, cost_sum, pulled: false })
+                self.busy(cpu, cost, Frame::Newidle { phase: NewidlePhase::Level, level: 0, t0, tl: now, cost_sum, pulled: false })
             }
-            1 => {
+            NewidlePhase::Level => {
                 let l = level as usize;
                 if l >= self.m.domains[cpu].len() || self.cpus[cpu].avg_idle < cost_sum + self.doms[cpu][l].max_newidle_lb_cost {
-                    self.set_top(cpu, fr(8, level, tl, cost_sum, pulled));
+                    self.set_top(cpu, fr(NewidlePhase::Relock, level, tl, cost_sum, pulled));
                     return Flow::Again;
                 }
                 let below_llc = self.m.domains[cpu][l].span.is_subset_of(&self.m.llc_span[cpu]);
                 if !self.m.domains[cpu][l].has(SdFlags::BALANCE_NEWIDLE) || (self.f.SHARED_RUNQ_GATED && below_llc) {
-                    self.set_top(cpu, fr(1, level + 1, tl, cost_sum, pulled));
+                    self.set_top(cpu, fr(NewidlePhase::Level, level + 1, tl, cost_sum, pulled));
                     return Flow::Again;
                 }
                 let now = self.now();
-                let lb = Frame::Lb { phase: 0, dst: cpu as u32, level, idle: IDLE_NEWLY, src: 0, task: 0 };
-                self.call(cpu, fr(2, level, now, cost_sum, pulled), lb)
+                let lb = Frame::Lb { phase: LbPhase::Decide, dst: cpu as u32, level, idle: IDLE_NEWLY, src: 0, task: 0 };
+                self.call(cpu, fr(NewidlePhase::LevelDone, level, now, cost_sum, pulled), lb)
             }
-            2 => {
+            NewidlePhase::LevelDone => {
                 let l = level as usize;
                 let c = self.now() - tl;
                 self.update_newidle_cost(cpu, l, c);
@@ -143,14 +168,14 @@ impl Sim {
                 let cost_sum = cost_sum + c;
                 let rq = &self.cpus[cpu];
                 let stop = pulled || rq.nr_running > 0 || rq.ttwu_pending;
-                self.set_top(cpu, fr(if stop { 8 } else { 1 }, level + 1, tl, cost_sum, pulled));
+                self.set_top(cpu, fr(if stop { NewidlePhase::Relock } else { NewidlePhase::Level }, level + 1, tl, cost_sum, pulled));
                 Flow::Again
             }
-            8 => {
+            NewidlePhase::Relock => {
                 self.cpus[cpu].irqs_off -= 1;
-                self.call(cpu, fr(9, level, tl, cost_sum, pulled), Frame::Lock { lock: LockId::Rq(cpu as u32), granted: false })
+                self.call(cpu, fr(NewidlePhase::Done, level, tl, cost_sum, pulled), Frame::Lock { lock: LockId::Rq(cpu as u32), granted: false })
             }
-            9 => {
+            NewidlePhase::Done => {
                 let now = self.now();
                 let rq = &mut self.cpus[cpu];
                 if cost_sum > rq.max_idle_balance_cost {
@@ -162,7 +187,6 @@ impl Sim {
                 self.wake.cost_newidle += now - t0;
                 Flow::Pop
             }
-            _ => unreachable!("newidle phase {phase}"),
         }
     }
 }

@@ -2,23 +2,34 @@
 //! (`nohz_balancer_kick()` → `kick_ilb()` → `nohz_csd_func()` → `_nohz_idle_balance()`),
 //! kernel/sched/fair.c v6.6.
 //!
-//! Phases of `Frame::Periodic`: 0 blocked-load update, 1 level loop, 2 after a level's pass.
-//! Phases of `Frame::NohzBalance`: 0 walk idle CPUs, 1 after one CPU.
+//! A pass is `Frame::Periodic`, walked through its [`PeriodicPhase`]s by
+//! `sched_balance_domains()`; `Frame::NohzBalance` is `_nohz_idle_balance()`'s walk.
 
-use crate::balance::{IDLE_BUSY, IDLE_IDLE};
+use crate::balance::{LbPhase, IDLE_BUSY, IDLE_IDLE};
 use crate::exec::{Flow, Frame};
 use crate::sim::Sim;
 use crate::state::Csd;
+
+/// Where `sched_balance_domains()` resumes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PeriodicPhase {
+    /// `update_blocked_averages()`.
+    UpdateBlocked,
+    /// The level loop: balance each domain whose interval has passed.
+    Level,
+    /// Back from one level's `sched_balance_rq()`.
+    LevelDone,
+}
 
 impl Sim {
     /// Runs pending softirqs (SCHED_SOFTIRQ) in the context of `resume_as`.
     pub(crate) fn run_softirq(&mut self, cpu: usize, resume_as: Frame) -> Flow {
         self.cpus[cpu].softirq_pending = false;
         if std::mem::take(&mut self.cpus[cpu].nohz_balance_pending) {
-            return self.call(cpu, resume_as, Frame::NohzBalance { phase: 0, next: cpu as u32 + 1 });
+            return self.call(cpu, resume_as, Frame::NohzBalance { next: cpu as u32 + 1 });
         }
         let idle = if self.available_idle(cpu) { IDLE_IDLE } else { IDLE_BUSY };
-        self.call(cpu, resume_as, Frame::Periodic { phase: 0, cpu: cpu as u32, level: 0, idle })
+        self.call(cpu, resume_as, Frame::Periodic { phase: PeriodicPhase::UpdateBlocked, cpu: cpu as u32, level: 0, idle })
     }
 
     /// `sd_interval()` in jiffies.
@@ -36,16 +47,18 @@ impl Sim {
         j.clamp(1, max.max(1))
     }
 
-    pub(crate) fn periodic_frame(&mut self, cpu: usize, f: Frame) -> Flow {
+    /// `sched_balance_domains()` (`rebalance_domains()` before v6.10) for the frame's CPU, one
+    /// step per call (`PeriodicPhase`).
+    pub(crate) fn sched_balance_domains(&mut self, cpu: usize, f: Frame) -> Flow {
         let Frame::Periodic { phase, cpu: target, level, idle } = f else { unreachable!() };
         let t = target as usize;
-        let fr = |phase: u8, level: u8| Frame::Periodic { phase, cpu: target, level, idle };
+        let fr = |phase: PeriodicPhase, level: u8| Frame::Periodic { phase, cpu: target, level, idle };
         match phase {
-            0 => {
+            PeriodicPhase::UpdateBlocked => {
                 self.update_load_avg(t, crate::state::NO_TASK);
-                self.busy(cpu, self.c.update_blocked, fr(1, 0))
+                self.busy(cpu, self.c.update_blocked, fr(PeriodicPhase::Level, 0))
             }
-            1 => {
+            PeriodicPhase::Level => {
                 let l = level as usize;
                 let j = self.jiffies();
                 if l >= self.m.domains[t].len() {
@@ -67,23 +80,22 @@ impl Sim {
                 }
                 let interval = self.sd_interval(t, l, idle == IDLE_BUSY);
                 if j >= self.doms[t][l].last_balance + interval {
-                    let lb = Frame::Lb { phase: 0, dst: target, level, idle, src: 0, task: 0 };
-                    return self.call(cpu, fr(2, level), lb);
+                    let lb = Frame::Lb { phase: LbPhase::Decide, dst: target, level, idle, src: 0, task: 0 };
+                    return self.call(cpu, fr(PeriodicPhase::LevelDone, level), lb);
                 }
-                self.set_top(cpu, fr(1, level + 1));
+                self.set_top(cpu, fr(PeriodicPhase::Level, level + 1));
                 Flow::Again
             }
-            2 => {
+            PeriodicPhase::LevelDone => {
                 self.doms[t][level as usize].last_balance = self.jiffies();
                 if !self.cpus[cpu].lb_continue {
                     // should_we_balance() said another CPU balances this group: higher levels too.
-                    self.set_top(cpu, fr(1, u8::MAX));
+                    self.set_top(cpu, fr(PeriodicPhase::Level, u8::MAX));
                     return Flow::Again;
                 }
-                self.set_top(cpu, fr(1, level + 1));
+                self.set_top(cpu, fr(PeriodicPhase::Level, level + 1));
                 Flow::Again
             }
-            _ => unreachable!("periodic phase {phase}"),
         }
     }
 
@@ -155,8 +167,7 @@ impl Sim {
 
     /// `_nohz_idle_balance()`: balance on behalf of every NOHZ-idle CPU whose balance is due,
     /// starting after this CPU and ending with it; stop if this CPU got work.
-    pub(crate) fn nohz_balance_frame(&mut self, cpu: usize, f: Frame) -> Flow {
-        let Frame::NohzBalance { phase: _, next } = f else { unreachable!() };
+    pub(crate) fn _nohz_idle_balance(&mut self, cpu: usize, next: u32) -> Flow {
         let n = self.nr_cpus() as u32;
         if self.cpus[cpu].need_resched || self.cpus[cpu].nr_running > 0 {
             return Flow::Pop;
@@ -171,8 +182,8 @@ impl Sim {
                 continue;
             }
             if j >= self.cpus[c].next_balance {
-                let per = Frame::Periodic { phase: 0, cpu: c as u32, level: 0, idle: IDLE_IDLE };
-                return self.call(cpu, Frame::NohzBalance { phase: 1, next: k }, per);
+                let per = Frame::Periodic { phase: PeriodicPhase::UpdateBlocked, cpu: c as u32, level: 0, idle: IDLE_IDLE };
+                return self.call(cpu, Frame::NohzBalance { next: k }, per);
             }
         }
         self.nohz.next_balance = j + 1;

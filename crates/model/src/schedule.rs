@@ -3,31 +3,49 @@
 //! switch context. Interrupts are off from entry to the end of the switch; the rq lock is held
 //! except while newidle balancing has dropped it.
 //!
-//! Phases of `Frame::Sched`: 0 entry, 1 rq locked, 2 after newidle, 3 picked, 4 switch done,
-//! 5 resumed after being switched back in.
+//! A call is `Frame::Sched`, walked through its [`SchedPhase`]s by `__schedule()`.
 
 use crate::exec::{Flow, Frame};
 use crate::locks::LockId;
+use crate::newidle::NewidlePhase;
 use crate::sim::Sim;
 use crate::state::{Mode, TState, TaskId, NO_TASK};
 use crate::trace::trace_ev;
 use wakesim_engine::invariant;
 use wakesim_trace::TraceEvent;
 
+/// Where `__schedule()` resumes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SchedPhase {
+    /// Entry: interrupts off, take the rq lock.
+    Entry,
+    /// The rq lock is held: deactivate a blocking prev, SM_IDLE, or newidle when nothing runs.
+    Locked,
+    /// Back from `sched_balance_newidle()`.
+    NewidleDone,
+    /// `pick_next_task()` and the context switch's cost.
+    Pick,
+    /// The switch is paid: `finish_task_switch()`.
+    FinishSwitch,
+    /// prev resumes here when it is switched back in.
+    SwitchedIn,
+}
+
 impl Sim {
     pub(crate) fn schedule_frame(prev: TaskId, preempt: bool) -> Frame {
-        Frame::Sched { phase: 0, prev, next: NO_TASK, preempt }
+        Frame::Sched { phase: SchedPhase::Entry, prev, next: NO_TASK, preempt }
     }
 
-    pub(crate) fn sched_frame(&mut self, cpu: usize, f: Frame) -> Flow {
+    /// `__schedule()` on `cpu` for the frame's `prev`, one step per call (`SchedPhase`).
+    pub(crate) fn __schedule(&mut self, cpu: usize, f: Frame) -> Flow {
         let Frame::Sched { phase, prev, next, preempt } = f else { unreachable!() };
-        let fr = |phase: u8, next: TaskId| Frame::Sched { phase, prev, next, preempt };
+        let fr = |phase: SchedPhase, next: TaskId| Frame::Sched { phase, prev, next, preempt };
         match phase {
-            0 => {
+            SchedPhase::Entry => {
                 self.cpus[cpu].irqs_off += 1;
-                self.call(cpu, fr(1, NO_TASK), Frame::Lock { lock: LockId::Rq(cpu as u32), granted: false })
+                self.call(cpu, fr(SchedPhase::Locked, NO_TASK), Frame::Lock { lock: LockId::Rq(cpu as u32), granted: false })
             }
-            1 => {
+            SchedPhase::Locked => {
                 self.sched[cpu].sched_count += 1;
                 if self.f.SM_IDLE && self.tasks[prev as usize].is_idle && !preempt && self.cpus[cpu].nr_running == 0 {
                     // SM_IDLE (v6.12): schedule_idle() with nothing runnable goes straight back
@@ -35,7 +53,7 @@ impl Sim {
                     self.cpus[cpu].need_resched = false;
                     self.lock_release(cpu, LockId::Rq(cpu as u32));
                     self.cpus[cpu].irqs_off -= 1;
-                    return self.busy(cpu, 0, fr(5, prev));
+                    return self.busy(cpu, 0, fr(SchedPhase::SwitchedIn, prev));
                 }
                 let mut cost = self.c.pick;
                 let p = &self.tasks[prev as usize];
@@ -53,22 +71,22 @@ impl Sim {
                 if self.cpus[cpu].cfs.nr_running() == 0 {
                     if self.f.NEWIDLE_SKIP_IPI && self.tasks[prev as usize].is_idle {
                         // K Prateek Nayak's RFC (2024): entered from the idle task, skip newidle.
-                        return self.busy(cpu, cost, fr(3, NO_TASK));
+                        return self.busy(cpu, cost, fr(SchedPhase::Pick, NO_TASK));
                     }
                     // pick_next_task_fair() found nothing: sched_balance_newidle().
                     self.charge(cpu, cost);
                     trace_ev!(self, TraceEvent::NewidleStart { cpu: cpu as u32 });
-                    let ni = Frame::Newidle { phase: 0, level: 0, t0: 0, tl: 0, cost_sum: 0, pulled: false };
-                    return self.call(cpu, fr(2, NO_TASK), ni);
+                    let ni = Frame::Newidle { phase: NewidlePhase::Entry, level: 0, t0: 0, tl: 0, cost_sum: 0, pulled: false };
+                    return self.call(cpu, fr(SchedPhase::NewidleDone, NO_TASK), ni);
                 }
-                self.busy(cpu, cost, fr(3, NO_TASK))
+                self.busy(cpu, cost, fr(SchedPhase::Pick, NO_TASK))
             }
-            2 => {
+            SchedPhase::NewidleDone => {
                 trace_ev!(self, TraceEvent::NewidleEnd { cpu: cpu as u32, pulled: self.cpus[cpu].cfs.nr_running() > 0 });
-                self.set_top(cpu, fr(3, NO_TASK));
+                self.set_top(cpu, fr(SchedPhase::Pick, NO_TASK));
                 Flow::Again
             }
-            3 => {
+            SchedPhase::Pick => {
                 let nxt = self.pick_next(cpu, prev);
                 if nxt == prev && self.tasks[prev as usize].is_idle {
                     // pick_next_task_idle() → set_next_task_idle() even when idle stays.
@@ -95,14 +113,13 @@ impl Sim {
                 }
                 let pen = std::mem::take(&mut self.tasks[nxt as usize].migrate_penalty);
                 self.wake.cost_migration += pen;
-                self.busy(cpu, cost + pen, fr(4, nxt))
+                self.busy(cpu, cost + pen, fr(SchedPhase::FinishSwitch, nxt))
             }
-            4 => {
+            SchedPhase::FinishSwitch => {
                 self.finish_switch(cpu, prev, next);
                 Flow::Again
             }
-            5 => Flow::Pop,
-            _ => unreachable!("sched phase {phase}"),
+            SchedPhase::SwitchedIn => Flow::Pop,
         }
     }
 
@@ -160,8 +177,8 @@ impl Sim {
     /// `finish_task_switch()`: the CPU now runs `next`; release the rq lock, enable interrupts.
     fn finish_switch(&mut self, cpu: usize, prev: TaskId, next: TaskId) {
         let now = self.now();
-        // prev's frame resumes at phase 5 when it is switched back in.
-        self.set_top(cpu, Frame::Sched { phase: 5, prev, next, preempt: false });
+        // prev's frame resumes at `SwitchedIn` when it is switched back in.
+        self.set_top(cpu, Frame::Sched { phase: SchedPhase::SwitchedIn, prev, next, preempt: false });
         let was_idle = self.tasks[prev as usize].is_idle;
         {
             let p = &mut self.tasks[prev as usize];

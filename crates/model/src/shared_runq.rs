@@ -8,8 +8,8 @@
 //! (`shared_runq_pick_next_task`: drop the own rq lock, lock the source rq, `move_queued_task`),
 //! before — v3 — or after — the "gated" v4 fixes — the usual newidle gates.
 //!
-//! Phases of `Frame::SharedRunqPull`: 0 pick from the shards, 1 source rq locked, 2 moved,
-//! 3 own rq relocked, 4 attached.
+//! A pull is `Frame::SharedRunqPull`, walked through its [`SharedRunqPhase`]s by
+//! `shared_runq_pick_next_task()`.
 
 use crate::exec::{Flow, Frame};
 use crate::lines::SharedLine;
@@ -62,6 +62,22 @@ impl SharedRunq {
         }
         s
     }
+}
+
+
+/// Where a `shared_runq_pick_next_task()` pull resumes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SharedRunqPhase {
+    /// Pop the head of the LLC's shards; drop the own rq lock, lock the task's.
+    Pick,
+    /// The source rq is locked: `move_queued_task()` if the task is still movable.
+    SourceLocked,
+    /// Moved: unlock the source, relock our own.
+    Moved,
+    /// Our rq is relocked: activate the task here.
+    Relocked,
+    /// Attached.
+    Attached,
 }
 
 impl Sim {
@@ -136,11 +152,12 @@ impl Sim {
 
     /// The pull, run with the own rq lock held on entry and on exit; `cpu.lb_moved` reports
     /// whether a task came over.
-    pub(crate) fn shared_runq_pull_frame(&mut self, cpu: usize, f: Frame) -> Flow {
+    /// `shared_runq_pick_next_task()`, one step per call (`SharedRunqPhase`).
+    pub(crate) fn shared_runq_pick_next_task(&mut self, cpu: usize, f: Frame) -> Flow {
         let Frame::SharedRunqPull { phase, task, src } = f else { unreachable!() };
-        let fr = |phase: u8, task: TaskId, src: u32| Frame::SharedRunqPull { phase, task, src };
+        let fr = |phase: SharedRunqPhase, task: TaskId, src: u32| Frame::SharedRunqPull { phase, task, src };
         match phase {
-            0 => {
+            SharedRunqPhase::Pick => {
                 self.cpus[cpu].lb_moved = 0;
                 let p = self.shared_runq_pop(cpu);
                 if p == NO_TASK {
@@ -150,29 +167,29 @@ impl Sim {
                 self.lock_release(cpu, LockId::Rq(cpu as u32));
                 self.cpus[cpu].irqs_off += 1;
                 let s = self.tasks[p as usize].cpu;
-                self.call(cpu, fr(1, p, s), Frame::Lock { lock: LockId::Rq(s), granted: false })
+                self.call(cpu, fr(SharedRunqPhase::SourceLocked, p, s), Frame::Lock { lock: LockId::Rq(s), granted: false })
             }
-            1 => {
+            SharedRunqPhase::SourceLocked => {
                 let s = src as usize;
                 let t = &self.tasks[task as usize];
                 let movable = t.on_rq && !t.on_cpu && t.cpu == src && !t.migrating && s != cpu;
                 if !movable {
                     self.wake.shared_runq_stale += 1;
                     self.lock_release(cpu, LockId::Rq(src));
-                    return self.call(cpu, fr(3, NO_TASK, src), Frame::Lock { lock: LockId::Rq(cpu as u32), granted: false });
+                    return self.call(cpu, fr(SharedRunqPhase::Relocked, NO_TASK, src), Frame::Lock { lock: LockId::Rq(cpu as u32), granted: false });
                 }
                 // move_queued_task(): deactivate on the source, set_task_cpu, activate here.
                 self.deactivate_queued(s, task);
                 self.tasks[task as usize].migrating = true;
                 self.set_task_cpu(task, cpu);
                 let cost = self.c.migrate_task + self.c.line.get(self.m.dist(cpu, s));
-                self.busy(cpu, cost, fr(2, task, src))
+                self.busy(cpu, cost, fr(SharedRunqPhase::Moved, task, src))
             }
-            2 => {
+            SharedRunqPhase::Moved => {
                 self.lock_release(cpu, LockId::Rq(src));
-                self.call(cpu, fr(3, task, src), Frame::Lock { lock: LockId::Rq(cpu as u32), granted: false })
+                self.call(cpu, fr(SharedRunqPhase::Relocked, task, src), Frame::Lock { lock: LockId::Rq(cpu as u32), granted: false })
             }
-            3 => {
+            SharedRunqPhase::Relocked => {
                 self.cpus[cpu].irqs_off -= 1;
                 if task == NO_TASK {
                     return Flow::Pop;
@@ -183,10 +200,9 @@ impl Sim {
                 self.wake.migrations_balance += 1;
                 self.wake.shared_runq_pulls += 1;
                 self.cpus[cpu].lb_moved = 1;
-                self.busy(cpu, self.c.wakeup_preempt, fr(4, task, src))
+                self.busy(cpu, self.c.wakeup_preempt, fr(SharedRunqPhase::Attached, task, src))
             }
-            4 => Flow::Pop,
-            _ => unreachable!("shared_runq phase {phase}"),
+            SharedRunqPhase::Attached => Flow::Pop,
         }
     }
 }

@@ -91,7 +91,7 @@ impl Sim {
         if let Some(slice) = m.base_slice {
             t.base_slice = slice;
         }
-        t.tick_phase = t.phase_for_seed(cfg.seed);
+        t.tick_offset = t.phase_for_seed(cfg.seed);
         // LLC index per CPU.
         let mut llc_ids: Vec<u32> = m.llc_id.clone();
         llc_ids.sort_unstable();
@@ -118,7 +118,7 @@ impl Sim {
         for c in 0..n {
             let llc = llc_ids.binary_search(&m.llc_id[c]).unwrap() as u32;
             tasks.push(new_task(format!("swapper/{c}"), true, 0, CpuSet::from_cpus([c]), c as u32, 1024, 0, 0, cfg.seed, c as u64, &t));
-            tasks[c].stack.push(Frame::Idle { phase: 0 });
+            tasks[c].stack.push(Frame::Idle { phase: crate::idle::IdlePhase::LoopTop });
             tasks[c].on_cpu = true;
             cpus.push(Cpu {
                 mode: Mode::Idle,

@@ -3,13 +3,7 @@
 //! full one; wakeups are WF_SYNC), futexes (non-sync `wake_up_q`), hrtimer sleeps and exit.
 //! Per-CPU user-space spinlocks run here as user code, in `user_locks`.
 //!
-//! Phases of `Frame::Sys`: 0 syscall entry (+ a channel op's copy and work under its lock, or
-//! only its check when it will sleep: `pipe_wait` / `sock_wait`),
-//! 1 wake the waiter found, 2 return,
-//! 4 wake every task on the wake list, 5 execute the op (retried here after blocking),
-//! 6 wake every task on the wake list with WF_SYNC,
-//! 7 resume after a sleep, 8 spin until a called function has run (csd_lock_wait),
-//! 9 retake a channel's lock after waiting on it and do the op's work, then execute it.
+//! A system call is `Frame::Sys`, walked through its [`SysPhase`]s by `do_syscall_64()`.
 
 use crate::exec::{Ev, Flow, Frame};
 use crate::sim::Sim;
@@ -17,6 +11,30 @@ use crate::state::{Mode, Msg, TState, TaskId, NO_TASK};
 use wakesim_engine::Time;
 use wakesim_workloads::defaults::unix_skb_truesize;
 use wakesim_workloads::{Dur, MarkRecord, Op};
+
+/// Where a system call (`do_syscall_64()`) resumes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SysPhase {
+    /// Syscall entry, plus a channel op's copy and work under its lock (or only its check when
+    /// it will sleep: `pipe_wait` / `sock_wait`), or a futex op's bucket work.
+    Entry,
+    /// Execute the op (retried here after blocking).
+    Execute,
+    /// Woken on a pipe or socket: retake the channel's lock, do the op's work, then execute it.
+    ChanRelock,
+    /// Woken on a futex: `futex_unqueue()` pulls the futex's lines back, then return.
+    FutexWoken,
+    /// Wake the waiter the op found (`sys_wake`), sync or not.
+    WakeOne,
+    /// Wake every task on the wake list, one non-sync `try_to_wake_up()` each (`wake_up_q`).
+    WakeList,
+    /// Wake every task on the wake list with WF_SYNC (`__wake_up_sync_key`).
+    WakeListSync,
+    /// Spin until a called function has run (`csd_lock_wait()`); its completion resumes `Done`.
+    CsdWait,
+    /// Return to user space.
+    Done,
+}
 
 impl Sim {
     fn cur_op(&self, t: TaskId) -> Option<Op> {
@@ -129,7 +147,7 @@ impl Sim {
         loop {
             let Some(op) = self.cur_op(t) else {
                 // Falling off the end of a program is an exit.
-                return self.call(cpu, Frame::User, Frame::Sys { phase: 0 });
+                return self.call(cpu, Frame::User, Frame::Sys { phase: SysPhase::Entry });
             };
             let task = &mut self.tasks[t as usize];
             match op {
@@ -179,15 +197,16 @@ impl Sim {
                         return self.start_user(cpu);
                     }
                 }
-                _ => return self.call(cpu, Frame::User, Frame::Sys { phase: 0 }),
+                _ => return self.call(cpu, Frame::User, Frame::Sys { phase: SysPhase::Entry }),
             }
         }
     }
 
-    pub(crate) fn sys_frame(&mut self, cpu: usize, phase: u8) -> Flow {
+    /// The system call of the current op, one step per call (`SysPhase`).
+    pub(crate) fn do_syscall_64(&mut self, cpu: usize, phase: SysPhase) -> Flow {
         let t = self.curr(cpu);
         match phase {
-            0 => {
+            SysPhase::Entry => {
                 let op = self.cur_op(t);
                 if let Some(op) = &op {
                     // The op's own work runs under the channel's lock, after the entry; that
@@ -209,10 +228,10 @@ impl Sim {
                     Some(Op::CallFunc { .. }) | Some(Op::CallFuncAll { .. }) => self.c.call_function,
                     _ => self.c.syscall,
                 };
-                self.busy(cpu, cost, Frame::Sys { phase: 5 })
+                self.busy(cpu, cost, Frame::Sys { phase: SysPhase::Execute })
             }
-            5 => self.sys_execute(cpu, t),
-            9 => {
+            SysPhase::Execute => self.sys_execute(cpu, t),
+            SysPhase::ChanRelock => {
                 // Woken on a pipe or socket: the op retakes the channel's lock (pipe_read()'s
                 // `mutex_lock(&pipe->mutex)` after `wait_event`), pulling its lines back from
                 // the CPU of the end that woke it, and now does its work (or checks again).
@@ -220,32 +239,31 @@ impl Sim {
                     self.tasks[t as usize].chan_work_owed = owed;
                     self.chan_rmw(cpu, chan, hold, 0);
                 }
-                self.busy(cpu, 0, Frame::Sys { phase: 5 })
+                self.busy(cpu, 0, Frame::Sys { phase: SysPhase::Execute })
             }
-            1 => {
+            SysPhase::WakeOne => {
                 let w = std::mem::replace(&mut self.tasks[t as usize].sys_wake, NO_TASK);
                 let sync = self.tasks[t as usize].sys_wake_sync;
-                self.set_top(cpu, Frame::Sys { phase: 2 });
+                self.set_top(cpu, Frame::Sys { phase: SysPhase::Done });
                 self.start_ttwu(cpu, w, sync);
                 Flow::Again
             }
-            2 => Flow::Pop,
-            4 => {
+            SysPhase::WakeList => {
                 // One non-sync try_to_wake_up per task on the wake list (wake_up_q order).
                 let Some(w) = self.tasks[t as usize].wake_list.pop_front() else { return Flow::Pop };
-                self.set_top(cpu, Frame::Sys { phase: 4 });
+                self.set_top(cpu, Frame::Sys { phase: SysPhase::WakeList });
                 self.start_ttwu(cpu, w, false);
                 Flow::Again
             }
-            6 => {
+            SysPhase::WakeListSync => {
                 // __wake_up_sync_key(): every task on the wake list, each with WF_SYNC.
                 let Some(w) = self.tasks[t as usize].wake_list.pop_front() else { return Flow::Pop };
-                self.set_top(cpu, Frame::Sys { phase: 6 });
+                self.set_top(cpu, Frame::Sys { phase: SysPhase::WakeListSync });
                 self.start_ttwu(cpu, w, true);
                 Flow::Again
             }
-            7 => Flow::Pop,
-            10 => {
+            SysPhase::Done => Flow::Pop,
+            SysPhase::FutexWoken => {
                 // Woken on a futex: futex_wait() returns through futex_unqueue(), reading the
                 // `q->lock_ptr` the waker cleared, and user space rereads the futex word: the
                 // futex's lines come back from the waker's CPU. The op is the one before `pc`.
@@ -253,20 +271,19 @@ impl Sim {
                 if let Some(Op::FutexWait { futex }) = self.programs[task.prog as usize].get(task.pc as usize - 1).cloned() {
                     self.futex_rmw(cpu, futex, 0, 0);
                 }
-                self.busy(cpu, 0, Frame::Sys { phase: 7 })
+                self.busy(cpu, 0, Frame::Sys { phase: SysPhase::Done })
             }
-            8 => {
-                // Still spinning: the completion resumes this frame at phase 2.
+            SysPhase::CsdWait => {
+                // Still spinning: the completion resumes this frame at `Done`.
                 self.cpus[cpu].mode = Mode::Spin;
                 Flow::Wait
             }
-            _ => unreachable!("sys phase {phase}"),
         }
     }
 
     /// Blocks the current task: it is already on a wait queue; `resume_phase` runs when it is
     /// scheduled again.
-    fn block(&mut self, cpu: usize, t: TaskId, resume_phase: u8) -> Flow {
+    fn block(&mut self, cpu: usize, t: TaskId, resume_phase: SysPhase) -> Flow {
         self.tasks[t as usize].state = TState::Sleeping;
         self.call(cpu, Frame::Sys { phase: resume_phase }, Self::schedule_frame(t, false))
     }
@@ -285,7 +302,7 @@ impl Sim {
                         return Flow::Pop;
                     }
                     ch.writers.push_back(t);
-                    return self.block(cpu, t, 9);
+                    return self.block(cpu, t, SysPhase::ChanRelock);
                 }
                 ch.bytes += bytes;
                 self.pay_owed_chan_work(cpu, t, &op);
@@ -298,7 +315,7 @@ impl Sim {
                 if let Some(r) = ch.readers.pop_front() {
                     self.tasks[t as usize].sys_wake = r;
                     self.tasks[t as usize].sys_wake_sync = sync;
-                    self.set_top(cpu, Frame::Sys { phase: 1 });
+                    self.set_top(cpu, Frame::Sys { phase: SysPhase::WakeOne });
                     return Flow::Again;
                 }
                 Flow::Pop
@@ -307,7 +324,7 @@ impl Sim {
                 let ch = &mut self.chans[chan as usize];
                 if ch.empty_for(bytes) {
                     ch.readers.push_back(t);
-                    return self.block(cpu, t, 9);
+                    return self.block(cpu, t, SysPhase::ChanRelock);
                 }
                 ch.bytes -= bytes;
                 self.tasks[t as usize].pc += 1;
@@ -322,13 +339,13 @@ impl Sim {
                     }
                     let task = &mut self.tasks[t as usize];
                     task.wake_list.extend(ch.writers.drain(..));
-                    self.set_top(cpu, Frame::Sys { phase: 6 });
+                    self.set_top(cpu, Frame::Sys { phase: SysPhase::WakeListSync });
                     return Flow::Again;
                 }
                 if let Some(w) = ch.writers.pop_front() {
                     self.tasks[t as usize].sys_wake = w;
                     self.tasks[t as usize].sys_wake_sync = sync;
-                    self.set_top(cpu, Frame::Sys { phase: 1 });
+                    self.set_top(cpu, Frame::Sys { phase: SysPhase::WakeOne });
                     return Flow::Again;
                 }
                 Flow::Pop
@@ -347,7 +364,7 @@ impl Sim {
                 fx.waiters.push_back(t);
                 // Woken means the wait is satisfied: continue after the op.
                 self.tasks[t as usize].pc += 1;
-                self.block(cpu, t, 10)
+                self.block(cpu, t, SysPhase::FutexWoken)
             }
             Some(Op::FutexWake { futex, n }) => {
                 self.tasks[t as usize].pc += 1;
@@ -357,7 +374,7 @@ impl Sim {
                 fx.pending += (n as usize - k) as u64;
                 let task = &mut self.tasks[t as usize];
                 task.wake_list.extend(fx.waiters.drain(..k));
-                self.set_top(cpu, Frame::Sys { phase: 4 });
+                self.set_top(cpu, Frame::Sys { phase: SysPhase::WakeList });
                 Flow::Again
             }
             Some(Op::FutexWakeWaiters { futex, n }) => {
@@ -367,7 +384,7 @@ impl Sim {
                 // Wakes beyond the current waiters are lost.
                 let task = &mut self.tasks[t as usize];
                 task.wake_list.extend(fx.waiters.drain(..k));
-                self.set_top(cpu, Frame::Sys { phase: 4 });
+                self.set_top(cpu, Frame::Sys { phase: SysPhase::WakeList });
                 Flow::Again
             }
             Some(Op::FutexWakeAllSync { futex }) => {
@@ -376,7 +393,7 @@ impl Sim {
                 fx.signalled = true;
                 let task = &mut self.tasks[t as usize];
                 task.wake_list.extend(fx.waiters.drain(..));
-                self.set_top(cpu, Frame::Sys { phase: 6 });
+                self.set_top(cpu, Frame::Sys { phase: SysPhase::WakeListSync });
                 Flow::Again
             }
             Some(Op::Barrier { id, parties }) => {
@@ -385,12 +402,12 @@ impl Sim {
                 b.arrived += 1;
                 if b.arrived < parties {
                     b.waiters.push_back(t);
-                    return self.block(cpu, t, 7);
+                    return self.block(cpu, t, SysPhase::Done);
                 }
                 b.arrived = 0;
                 let task = &mut self.tasks[t as usize];
                 task.wake_list.extend(b.waiters.drain(..));
-                self.set_top(cpu, Frame::Sys { phase: 4 });
+                self.set_top(cpu, Frame::Sys { phase: SysPhase::WakeList });
                 Flow::Again
             }
             Some(Op::Lock { id }) => {
@@ -404,7 +421,7 @@ impl Sim {
                     Some(_) => {
                         // Woken by the unlock that hands the lock over.
                         mx.waiters.push_back(t);
-                        self.block(cpu, t, 7)
+                        self.block(cpu, t, SysPhase::Done)
                     }
                 }
             }
@@ -414,7 +431,7 @@ impl Sim {
                 mx.owner = mx.waiters.pop_front();
                 if let Some(w) = mx.owner {
                     self.tasks[t as usize].wake_list.push_back(w);
-                    self.set_top(cpu, Frame::Sys { phase: 4 });
+                    self.set_top(cpu, Frame::Sys { phase: SysPhase::WakeList });
                     return Flow::Again;
                 }
                 Flow::Pop
@@ -432,7 +449,7 @@ impl Sim {
                     return Flow::Pop; // overran the period: no sleep (rt-app timer)
                 }
                 self.q.push(at, Ev::Timer { cpu: cpu as u32, task: t });
-                self.block(cpu, t, 7)
+                self.block(cpu, t, SysPhase::Done)
             }
             Some(Op::CallFuncAll { wait }) => {
                 self.tasks[t as usize].pc += 1;
@@ -446,7 +463,7 @@ impl Sim {
                 }
                 if wait && n > 1 {
                     self.cpus[cpu].mode = Mode::Spin;
-                    self.set_top(cpu, Frame::Sys { phase: 8 });
+                    self.set_top(cpu, Frame::Sys { phase: SysPhase::CsdWait });
                     return Flow::Wait;
                 }
                 Flow::Pop
@@ -457,7 +474,7 @@ impl Sim {
                 self.smp_call_function_single(cpu, target as usize, if wait { t } else { NO_TASK });
                 if wait && target as usize != cpu {
                     self.cpus[cpu].mode = Mode::Spin;
-                    self.set_top(cpu, Frame::Sys { phase: 8 });
+                    self.set_top(cpu, Frame::Sys { phase: SysPhase::CsdWait });
                     return Flow::Wait;
                 }
                 Flow::Pop
@@ -466,7 +483,7 @@ impl Sim {
                 self.tasks[t as usize].pc += 1;
                 let dur = self.sample(t, &d);
                 self.q.push(self.q.now() + dur, Ev::Timer { cpu: cpu as u32, task: t });
-                self.block(cpu, t, 7)
+                self.block(cpu, t, SysPhase::Done)
             }
             Some(Op::Exit) | None => {
                 let now = self.now();
@@ -475,7 +492,7 @@ impl Sim {
                 task.state = TState::Dead;
                 task.exit_time = Some(now);
                 self.live_tasks -= 1;
-                self.call(cpu, Frame::Sys { phase: 7 }, Self::schedule_frame(t, false))
+                self.call(cpu, Frame::Sys { phase: SysPhase::Done }, Self::schedule_frame(t, false))
             }
             Some(other) => unreachable!("not a syscall op: {other:?}"),
         }

@@ -10,31 +10,56 @@
 use crate::exec::{Ev, Flow, Frame};
 use crate::locks::LockId;
 use crate::sim::Sim;
+use crate::syscalls::SysPhase;
 use crate::state::{Csd, Mode, TState, TaskId, NO_TASK};
 use crate::trace::trace_ev;
 use wakesim_engine::invariant;
 use wakesim_trace::{IpiKind, TraceEvent, WakeHow};
 
-// Phases of Frame::Ttwu.
-const T_START: u8 = 0;
-const T_QUEUE: u8 = 1;
-const T_LOCKED: u8 = 2;
-const T_ACTIVATE: u8 = 3;
-const T_DONE: u8 = 5;
-const T_RUNNABLE_LOCKED: u8 = 10;
-const T_RUNNABLE_DONE: u8 = 11;
+/// Where `try_to_wake_up()` resumes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TtwuPhase {
+    /// Entry: `ttwu_runnable()`, the `p->on_cpu` wait, or `select_task_rq()`.
+    Start,
+    /// CPU selected: `set_task_cpu()`, then `ttwu_queue()` (wakelist or remote lock).
+    Queue,
+    /// The target's rq lock is held: `ttwu_do_activate()`'s cost.
+    Locked,
+    /// Enqueued and preemption checked: unlock.
+    Activate,
+    /// Finished: `ttwu_stat()`.
+    Done,
+    /// `ttwu_runnable()` holds the task's rq lock.
+    RunnableLocked,
+    /// `ttwu_runnable()` done: unlock.
+    RunnableDone,
+}
+
+/// Where `flush_smp_call_function_queue()` resumes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CsdPhase {
+    /// Entry: anything queued, and is a wakelist entry among it (then lock the rq)?
+    Start,
+    /// The own rq lock is held for `sched_ttwu_pending()`.
+    RqLocked,
+    /// `sched_ttwu_pending()`'s enqueues are paid: activate them and run the other functions.
+    Activate,
+    /// Only functions were queued: run them.
+    FuncsDone,
+}
 
 impl Sim {
     /// Starts `try_to_wake_up(p)` on `cpu` (pushes the frame; the caller returns `Flow::Again`).
     pub(crate) fn start_ttwu(&mut self, cpu: usize, p: TaskId, sync: bool) {
-        self.push(cpu, Frame::Ttwu { p, phase: T_START, target: 0, sync, fork: false });
+        self.push(cpu, Frame::Ttwu { p, phase: TtwuPhase::Start, target: 0, sync, fork: false });
     }
 
-    pub(crate) fn ttwu_frame(&mut self, cpu: usize, f: Frame) -> Flow {
+    /// `try_to_wake_up(p)` on the waker's `cpu`, one step per call (`TtwuPhase`).
+    pub(crate) fn try_to_wake_up(&mut self, cpu: usize, f: Frame) -> Flow {
         let Frame::Ttwu { p, phase, target, sync, fork } = f else { unreachable!() };
-        let fr = |phase: u8, target: u32| Frame::Ttwu { p, phase, target, sync, fork };
+        let fr = |phase: TtwuPhase, target: u32| Frame::Ttwu { p, phase, target, sync, fork };
         match phase {
-            T_START => {
+            TtwuPhase::Start => {
                 if self.tasks[p as usize].state != TState::Sleeping {
                     return Flow::Pop; // already woken (or running): nothing to do
                 }
@@ -42,7 +67,7 @@ impl Sim {
                 if self.tasks[p as usize].on_rq {
                     // ttwu_runnable(): it has not finished blocking; keep it queued.
                     let rq = self.tasks[p as usize].cpu;
-                    return self.call(cpu, fr(T_RUNNABLE_LOCKED, rq), Frame::Lock { lock: LockId::Rq(rq), granted: false });
+                    return self.call(cpu, fr(TtwuPhase::RunnableLocked, rq), Frame::Lock { lock: LockId::Rq(rq), granted: false });
                 }
                 if self.tasks[p as usize].on_cpu {
                     // Still being switched out on its CPU: the WF_ON_CPU wakelist, else spin on
@@ -52,16 +77,16 @@ impl Sim {
                         self.tasks[p as usize].state = TState::Waking;
                         self.ttwu_queue_wakelist(cpu, p, pc, false);
                         let cost = self.c.ttwu_base + self.c.wakelist_queue;
-                        return self.busy(cpu, cost, fr(T_DONE, pc as u32));
+                        return self.busy(cpu, cost, fr(TtwuPhase::Done, pc as u32));
                     }
                     let wait = self.cpus[pc].step_end.saturating_sub(self.now()).max(self.c.rq_lock);
-                    return self.busy(cpu, wait, fr(T_START, 0));
+                    return self.busy(cpu, wait, fr(TtwuPhase::Start, 0));
                 }
                 self.tasks[p as usize].state = TState::Waking;
                 let pl = self.select_task_rq_fair(cpu, p, sync);
-                self.busy(cpu, self.c.ttwu_base + pl.cost, fr(T_QUEUE, pl.cpu))
+                self.busy(cpu, self.c.ttwu_base + pl.cost, fr(TtwuPhase::Queue, pl.cpu))
             }
-            T_QUEUE => {
+            TtwuPhase::Queue => {
                 let target = target as usize;
                 let migrated = self.tasks[p as usize].cpu as usize != target;
                 if migrated {
@@ -71,12 +96,12 @@ impl Sim {
                 }
                 if self.f.TTWU_QUEUE && self.ttwu_queue_cond(cpu, p, target, false) {
                     self.ttwu_queue_wakelist(cpu, p, target, migrated);
-                    return self.busy(cpu, self.c.wakelist_queue, fr(T_DONE, target as u32));
+                    return self.busy(cpu, self.c.wakelist_queue, fr(TtwuPhase::Done, target as u32));
                 }
                 self.tasks[p as usize].remote_wakeup = migrated;
-                self.call(cpu, fr(T_LOCKED, target as u32), Frame::Lock { lock: LockId::Rq(target as u32), granted: false })
+                self.call(cpu, fr(TtwuPhase::Locked, target as u32), Frame::Lock { lock: LockId::Rq(target as u32), granted: false })
             }
-            T_LOCKED => {
+            TtwuPhase::Locked => {
                 // Enqueue and preemption check under the (possibly remote) rq lock; the rq's
                 // lines are read/written from the waker's CPU.
                 let t = target as usize;
@@ -86,23 +111,23 @@ impl Sim {
                 }
                 self.wake.direct_enqueue += 1;
                 let cost = self.c.enqueue + self.c.wakeup_preempt + self.c.enqueue_lines * line;
-                self.busy(cpu, cost, fr(T_ACTIVATE, target))
+                self.busy(cpu, cost, fr(TtwuPhase::Activate, target))
             }
-            T_ACTIVATE => {
+            TtwuPhase::Activate => {
                 let t = target as usize;
                 let how = if t == cpu { WakeHow::Local } else { WakeHow::RemoteEnqueue };
                 trace_ev!(self, self.wake_event(cpu, p, t, how));
                 let migrated = std::mem::take(&mut self.tasks[p as usize].remote_wakeup);
                 self.ttwu_do_activate(cpu, t, p, migrated);
                 self.lock_release(cpu, LockId::Rq(target));
-                self.set_top(cpu, fr(T_DONE, target));
+                self.set_top(cpu, fr(TtwuPhase::Done, target));
                 Flow::Again
             }
-            T_DONE => {
+            TtwuPhase::Done => {
                 self.ttwu_stat(cpu, p, target as usize, sync);
                 Flow::Pop
             }
-            T_RUNNABLE_LOCKED => {
+            TtwuPhase::RunnableLocked => {
                 let rq = target as usize;
                 if self.tasks[p as usize].on_rq {
                     self.wake.wakeups_queued += 1;
@@ -115,21 +140,20 @@ impl Sim {
                         self.wakeup_preempt(cpu, rq, p);
                     }
                     let cost = self.c.wakeup_preempt + self.c.line.get(self.m.dist(cpu, rq));
-                    return self.busy(cpu, cost, fr(T_RUNNABLE_DONE, target));
+                    return self.busy(cpu, cost, fr(TtwuPhase::RunnableDone, target));
                 }
                 // It finished blocking meanwhile: drop the lock and take the full path.
                 self.lock_release(cpu, LockId::Rq(target));
-                self.set_top(cpu, fr(T_START, 0));
+                self.set_top(cpu, fr(TtwuPhase::Start, 0));
                 Flow::Again
             }
-            T_RUNNABLE_DONE => {
+            TtwuPhase::RunnableDone => {
                 self.lock_release(cpu, LockId::Rq(target));
                 if self.tasks[p as usize].state == TState::Runnable && self.tasks[p as usize].wake_start > 0 {
                     self.ttwu_stat(cpu, p, target as usize, sync);
                 }
                 Flow::Pop
             }
-            _ => unreachable!("ttwu phase {phase}"),
         }
     }
 
@@ -201,7 +225,7 @@ impl Sim {
                 return; // smp_call_function(): still waiting for other CPUs
             }
             let line = self.c.line.get(self.m.dist(cpu, from));
-            self.busy(from, line, Frame::Sys { phase: 2 });
+            self.busy(from, line, Frame::Sys { phase: SysPhase::Done });
         }
     }
 
@@ -333,24 +357,24 @@ impl Sim {
     }
 
     /// `flush_smp_call_function_queue()` on `cpu`: `sched_ttwu_pending()` for the wakelist and
-    /// the other queued functions. Phases: 0 start, 1 rq locked, 2 activate, 3 funcs done.
-    pub(crate) fn csd_frame(&mut self, cpu: usize, phase: u8, _n: u32) -> Flow {
+    /// the other queued functions (`CsdPhase`).
+    pub(crate) fn flush_smp_call_function_queue(&mut self, cpu: usize, phase: CsdPhase) -> Flow {
         match phase {
-            0 => {
+            CsdPhase::Start => {
                 if self.cpus[cpu].csd.is_empty() {
                     return Flow::Pop;
                 }
                 if self.cpus[cpu].csd.iter().any(|c| matches!(c, Csd::Ttwu(_))) {
-                    return self.call(cpu, Frame::Csd { phase: 1, n: 0 }, Frame::Lock { lock: LockId::Rq(cpu as u32), granted: false });
+                    return self.call(cpu, Frame::Csd { phase: CsdPhase::RqLocked }, Frame::Lock { lock: LockId::Rq(cpu as u32), granted: false });
                 }
-                self.busy(cpu, self.c.csd_flush, Frame::Csd { phase: 3, n: 0 })
+                self.busy(cpu, self.c.csd_flush, Frame::Csd { phase: CsdPhase::FuncsDone })
             }
-            1 => {
+            CsdPhase::RqLocked => {
                 let n = self.cpus[cpu].csd.iter().filter(|c| matches!(c, Csd::Ttwu(_))).count() as u64;
                 let cost = self.c.csd_flush + n * (self.c.enqueue + self.c.wakeup_preempt);
-                self.busy(cpu, cost, Frame::Csd { phase: 2, n: n as u32 })
+                self.busy(cpu, cost, Frame::Csd { phase: CsdPhase::Activate })
             }
-            2 => {
+            CsdPhase::Activate => {
                 while let Some(e) = self.cpus[cpu].csd.pop_front() {
                     match e {
                         Csd::Ttwu(p) => {
@@ -366,7 +390,7 @@ impl Sim {
                 self.lock_release(cpu, LockId::Rq(cpu as u32));
                 Flow::Pop
             }
-            3 => {
+            CsdPhase::FuncsDone => {
                 while let Some(e) = self.cpus[cpu].csd.pop_front() {
                     if let Csd::IlbKick = e {
                         self.nohz_csd_func(cpu);
@@ -375,13 +399,12 @@ impl Sim {
                     } else {
                         // A ttwu entry arrived during the flush: handle it in a new pass.
                         self.cpus[cpu].csd.push_front(e);
-                        self.set_top(cpu, Frame::Csd { phase: 0, n: 0 });
+                        self.set_top(cpu, Frame::Csd { phase: CsdPhase::Start });
                         return Flow::Again;
                     }
                 }
                 Flow::Pop
             }
-            _ => unreachable!(),
         }
     }
 }

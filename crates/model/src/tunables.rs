@@ -22,7 +22,7 @@ pub struct Tunables {
     /// (`tick_setup_sched_timer()` without `skew_tick`), but a benchmark starts at an arbitrary
     /// point of it. The run's seed picks the phase ([`Tunables::phase_for_seed`]); it is the
     /// model's source of run-to-run variation for workloads that draw no random numbers.
-    pub tick_phase: Time,
+    pub tick_offset: Time,
 }
 
 impl Tunables {
@@ -37,7 +37,7 @@ impl Tunables {
             cfs_latency: 6 * MSEC * factor,
             cfs_min_gran: 750 * USEC * factor,
             cfs_wakeup_gran: 1000 * USEC * factor,
-            tick_phase: 0,
+            tick_offset: 0,
         }
     }
 
@@ -59,12 +59,12 @@ impl Tunables {
     }
 
     pub fn jiffies(&self, now: Time) -> u64 {
-        (now + self.tick_phase) / self.tick_nsec()
+        (now + self.tick_offset) / self.tick_nsec()
     }
 
     /// The first tick of the jiffy grid after `now`.
     pub fn next_tick(&self, now: Time) -> Time {
-        (self.jiffies(now) + 1) * self.tick_nsec() - self.tick_phase
+        (self.jiffies(now) + 1) * self.tick_nsec() - self.tick_offset
     }
 }
 
