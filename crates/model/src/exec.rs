@@ -145,7 +145,7 @@ impl Sim {
         c.step_end = self.q.now() + d;
         c.busy_time += d;
         let gen = c.gen;
-        self.q.push(self.q.now() + d, Ev::Step { cpu: cpu as u32, gen });
+        self.q.push_slot(cpu, self.q.now() + d, Ev::Step { cpu: cpu as u32, gen });
         Flow::Wait
     }
 

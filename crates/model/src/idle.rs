@@ -78,7 +78,7 @@ impl Sim {
         if poll_loop {
             c.poll_until = poll_until;
             let gen = c.gen;
-            self.q.push(poll_until.max(now), Ev::PollTimeout { cpu: cpu as u32, gen });
+            self.q.push_slot(cpu, poll_until.max(now), Ev::PollTimeout { cpu: cpu as u32, gen });
         }
     }
 

@@ -295,7 +295,8 @@ impl Sim {
             smt,
             llc_cpus,
             t,
-            q: EventQueue::with_capacity(4 * n + 64),
+            // One slot per CPU for its generation-guarded events (its next step, its POLL timeout).
+            q: EventQueue::with_slots(n),
             tasks,
             cpus,
             doms,

@@ -88,7 +88,7 @@ impl Sim {
         c.user_speed = speed;
         c.gen = c.gen.wrapping_add(1);
         let gen = c.gen;
-        self.q.push(now + dur.max(1), Ev::Step { cpu: cpu as u32, gen });
+        self.q.push_slot(cpu, now + dur.max(1), Ev::Step { cpu: cpu as u32, gen });
         Flow::Wait
     }
 
