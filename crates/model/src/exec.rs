@@ -99,20 +99,41 @@ impl Sim {
 
     #[inline]
     pub(crate) fn top(&self, cpu: usize) -> Frame {
-        *self.tasks[self.cpus[cpu].curr as usize].stack.last().expect("empty kernel stack")
+        self.cpus[cpu].top
     }
 
     #[inline]
     pub(crate) fn set_top(&mut self, cpu: usize, f: Frame) {
-        let t = self.cpus[cpu].curr as usize;
-        *self.tasks[t].stack.last_mut().expect("empty kernel stack") = f;
+        self.cpus[cpu].top = f;
     }
 
     #[inline]
     pub(crate) fn push(&mut self, cpu: usize, f: Frame) {
         let t = self.cpus[cpu].curr as usize;
-        self.tasks[t].stack.push(f);
-        invariant!(self.tasks[t].stack.len() < 32, "kernel stack overflow on cpu {cpu}: {:?}", self.tasks[t].stack);
+        let top = std::mem::replace(&mut self.cpus[cpu].top, f);
+        let stack = &mut self.tasks[t].stack;
+        *stack.last_mut().expect("empty kernel stack") = top;
+        stack.push(f);
+        invariant!(stack.len() < 32, "kernel stack overflow on cpu {cpu}: {:?}", stack);
+    }
+
+    /// Pops the top frame of `cpu`'s current task; the frame below becomes the top.
+    #[inline]
+    fn pop(&mut self, cpu: usize) {
+        let t = self.cpus[cpu].curr as usize;
+        let stack = &mut self.tasks[t].stack;
+        stack.pop();
+        invariant!(!stack.is_empty(), "task {} ran off its stack", self.tasks[t].name);
+        self.cpus[cpu].top = *stack.last().expect("empty kernel stack");
+    }
+
+    /// The CPU starts executing `next`'s kernel stack: the running task's top frame goes back
+    /// to its stack, `next`'s is loaded (`Cpu::top`).
+    pub(crate) fn switch_stack(&mut self, cpu: usize, next: TaskId) {
+        let c = &mut self.cpus[cpu];
+        let prev = std::mem::replace(&mut c.curr, next) as usize;
+        *self.tasks[prev].stack.last_mut().expect("empty kernel stack") = c.top;
+        c.top = *self.tasks[next as usize].stack.last().expect("empty kernel stack");
     }
 
     /// Replaces the top frame by `resume_as` (the caller's next phase) and pushes `child` above it.
@@ -185,11 +206,7 @@ impl Sim {
             match flow {
                 Flow::Wait => return,
                 Flow::Again => {}
-                Flow::Pop => {
-                    let t = self.cpus[cpu].curr as usize;
-                    self.tasks[t].stack.pop();
-                    invariant!(!self.tasks[t].stack.is_empty(), "task {} ran off its stack", self.tasks[t].name);
-                }
+                Flow::Pop => self.pop(cpu),
             }
         }
     }

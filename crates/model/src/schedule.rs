@@ -210,9 +210,8 @@ impl Sim {
             }
         }
         invariant!(n.cpu as usize == cpu || is_idle, "task {} runs on cpu {cpu} but task_cpu is {}", n.name, n.cpu);
-        let c = &mut self.cpus[cpu];
-        c.curr = next;
-        c.need_resched = false;
+        self.switch_stack(cpu, next);
+        self.cpus[cpu].need_resched = false;
         trace_ev!(self, TraceEvent::Switch { cpu: cpu as u32, prev, next });
         self.refresh_idle(cpu);
         if self.tasks[prev as usize].state == TState::Dead {

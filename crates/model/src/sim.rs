@@ -145,6 +145,7 @@ impl Sim {
                 tick_armed: false,
                 curr: c as TaskId,
                 idle_task: c as TaskId,
+                top: Frame::Idle { phase: crate::idle::IdlePhase::LoopTop },
                 nr_running: 0,
                 cfs: CfsRq::new(),
                 lock: SpinLock::new(c as u32),

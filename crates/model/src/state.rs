@@ -194,6 +194,9 @@ pub struct Cpu {
     // --- runqueue ---
     pub curr: TaskId,
     pub idle_task: TaskId,
+    /// The top frame of `curr`'s kernel stack, held here while `curr` runs (the executor reads
+    /// it on every step; the slot in the task's own stack is stale until the task switches out).
+    pub top: Frame,
     /// rq->nr_running (fair tasks queued, including the running one).
     pub nr_running: u32,
     pub cfs: CfsRq,
