@@ -1,6 +1,6 @@
 //! `wakesim bench`: the engine's own benchmark. Two reference scenarios — the 104-CPU and the
 //! 512-CPU machine saturated with pipe ping-pong pairs — report simulated events per second and
-//! simulated time per wall second, plus peak memory. Numbers, not pass/fail: they go in the README.
+//! simulated time per wall second, plus peak memory. Numbers, not pass/fail: they go in docs/engine-speed.md.
 
 use crate::args::BenchArgs;
 use crate::UserError;

@@ -1,7 +1,8 @@
 //! # wakesim-costs: what every kernel action costs, on the CPU that performs it
 //!
 //! A [`CostProfile`] holds every time constant the model charges, in nanoseconds. Each field's
-//! comment names its source (`research/workloads-costs.md` section, a kernel default, or
+//! comment names its source (a kernel file or default, a measurement, an LKML thread; listed in
+//! `docs/model.md`, "Sources"), or
 //! **\[EST\]** for an order-of-magnitude estimate that calibration should replace). One profile per
 //! machine family ([`profile_for`]); any field can be overridden from a TOML file (`--costs FILE`,
 //! [`load_overrides`], format in `FORMAT.md`), and [`to_toml`] writes a complete file (calibration).

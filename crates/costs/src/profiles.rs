@@ -1,7 +1,7 @@
 //! Built-in profiles per machine family.
 //!
-//! Sources are cited next to every constant: `WC §x` = `research/workloads-costs.md`,
-//! `KW §x` = `research/kernel-wakeup.md`, a kernel file/default, or **\[EST\]** with the reasoning.
+//! Sources are cited next to every constant: a kernel file/default, a measurement or an LKML
+//! thread (collected in `docs/model.md`, "Sources"), or **\[EST\]** with the reasoning.
 //!
 //! | name    | machines (wakesim-machine presets)           | notes                                   |
 //! |---------|----------------------------------------------|-----------------------------------------|

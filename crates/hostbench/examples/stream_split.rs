@@ -2,7 +2,7 @@
 //! stream 100-byte messages, first both on one CPU, then on two, each reading its own thread CPU
 //! time per message: `cargo run --release -p wakesim-hostbench --example stream_split`.
 //! Compare with the model's `wakesim run --machine host -- hackbench -g 1 -f 1 -l 200000`
-//! pinned (`taskset -c 0`) and not (README, Accuracy, "What is still open").
+//! pinned (`taskset -c 0`) and not (docs/accuracy.md, "What is still open").
 
 fn main() {
     let cpus = wakesim_hostbench::sys::allowed_cpus();

@@ -21,8 +21,8 @@ use std::fmt::Write;
 
 use crate::{IdleType, Stats};
 
-/// CONFIG_HZ assumed for the `timestamp` line (the research's poll-limit and tick figures use
-/// HZ=1000, WC §2.3).
+/// CONFIG_HZ assumed for the `timestamp` line (the cost profiles' poll limit and tick figures use
+/// HZ=1000: `CPUIDLE_POLL_MAX` = TICK_NSEC/16 in drivers/cpuidle/cpuidle.c).
 pub const HZ: u64 = 1000;
 
 /// Render `s` as `/proc/schedstat` of the given version (15, or 16 for anything else).

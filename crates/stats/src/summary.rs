@@ -1,6 +1,8 @@
 //! The short human summary printed after a benchmark's own output.
 //!
-//! The derived figures are the ones wakeup-path discussions on LKML quote (KW §12.4): wakeups and
+//! The derived figures are the ones wakeup-path discussions on LKML quote (the SIS_UTIL, SIS
+//! filter and SHARED_RUNQ threads; the tracepoints `sched_wakeup`, `sched_wake_idle_without_ipi`,
+//! `ipi_send_cpu`, `sched_migrate_task`): wakeups and
 //! how they were signalled (IPIs vs polling wakes, `sched_wake_idle_without_ipi`), wakelist vs
 //! direct enqueue, SIS scans and success rate, placement, wake_affine, newidle calls and cost per
 //! level, migrations by distance, wakeup latency percentiles, rq-lock contention, and the

@@ -46,7 +46,7 @@ pub fn round_pipe_size(size: u64) -> u64 {
 /// `SKB_DATA_ALIGN(sizeof(struct sk_buff))` (256 on x86-64) plus the kmalloc bucket holding
 /// `SKB_DATA_ALIGN(payload) + SKB_DATA_ALIGN(sizeof(struct skb_shared_info))` (320)
 /// (include/linux/skbuff.h, net/core/skbuff.c `__alloc_skb`). For 100 B: 256 + 512 = 768.
-/// Research notes §1.2 estimate 700–800 B **\[EST\]**.
+/// This matches the 700–800 B **\[EST\]** a 100-B skb's truesize was first taken to be.
 pub fn unix_skb_truesize(payload: u64) -> u64 {
     let data = payload.div_ceil(64) * 64 + 320;
     256 + data.next_power_of_two().max(32)

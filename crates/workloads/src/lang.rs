@@ -123,7 +123,8 @@ pub struct TaskSpec {
     /// Task group (cgroup) id; 0 = root.
     pub group: u32,
     /// Core throughput with both SMT siblings busy, relative to one thread, for this task's code
-    /// (memory-bound code such as STREAM gains ~1.0–1.1×; research §3.6). `None` = the cost
+    /// (memory-bound code such as STREAM gains ~1.0–1.1× \[EST\]; the kernel's old `smt_gain` was
+    /// 1178/1024 = 1.15). `None` = the cost
     /// profile's value.
     pub smt_throughput: Option<f64>,
 }

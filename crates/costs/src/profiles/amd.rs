@@ -1,25 +1,28 @@
 //! AMD EPYC profiles: Zen3 (7763), Zen4 (9654), Zen4c (9754).
 //!
-//! All three use acpi_idle with the same _CST shape (WC §3.2) and share the kernel code-path
-//! costs of `generic`; they differ in core-to-core transfer figures (WC §3.3).
+//! All three use acpi_idle with the same _CST shape (as `cpupower idle-info` reports it) and
+//! share the kernel code-path costs of `generic`; they differ in core-to-core transfer figures
+//! (KCORES/core-to-core-latency-plus).
 
 use super::x86::{generic, poll_state, x86_migration_penalty};
 use crate::{CostProfile, IdleState, LineCosts};
 
-/// acpi_idle states on EPYC (WC §3.2). Target residency = exit latency × `latency_factor` 2
+/// acpi_idle states on EPYC (ACPI _CST as reported by `cpupower idle-info`). Target residency =
+/// exit latency × `latency_factor` 2
 /// (`drivers/acpi/processor_idle.c`, `acpi_processor_setup_cstates()`).
 fn epyc_idle_states() -> Vec<IdleState> {
     vec![
         poll_state(),
-        // WC §3.2: C1 "ACPI FFH MWAIT 0x0", latency 1 µs; MWAIT keeps TIF_POLLING_NRFLAG set.
+        // C1 "ACPI FFH MWAIT 0x0", latency 1 µs; MWAIT keeps TIF_POLLING_NRFLAG set.
         IdleState {
             name: "C1".into(),
             exit_latency: 1_000,
             target_residency: 2_000,
             polling: true,
         },
-        // WC §3.2: C2 "ACPI IOPORT 0x414" (CC6), typical firmware latency 18 µs (800 µs seen on a
-        // 9754 box, BIOS-configurable: override in a costs file). IO-port entry: not polling, so
+        // C2 "ACPI IOPORT 0x414" (CC6), typical firmware latency 18 µs (`cpupower idle-info` on
+        // many Zen systems; 800 µs on a 9754 box in an EPYC tuning guide, BIOS-configurable:
+        // override in a costs file). IO-port entry: not polling, so
         // waking a CPU in C2 needs an IPI.
         IdleState {
             name: "C2".into(),
@@ -33,7 +36,8 @@ fn epyc_idle_states() -> Vec<IdleState> {
 /// cpuidle_poll_time(): first residency ≥ CPUIDLE_POLL_MIN (10 µs) is C2's 36 µs (< 62.5 µs cap).
 const EPYC_POLL_LIMIT: u64 = 36_000;
 
-/// WC §3.3: "L3 hit latency ~34 cycles (~10 ns) on Zen2" → 1024 lines × 10 ns / 10 in flight ≈ 1 µs
+/// AnandTech's EPYC Rome review: "L3 hit latency ~34 cycles (~10 ns) on Zen2" → 1024 lines ×
+/// 10 ns / 10 in flight ≈ 1 µs
 /// (see `x86_migration_penalty`).
 const ZEN_LLC_REFILL: u64 = 1_000;
 
@@ -44,11 +48,11 @@ pub(crate) fn zen3() -> CostProfile {
         private_cache_bytes: 512 << 10, // Zen3: 512 KiB L2 per core (AMD 19h PPR)
         line: LineCosts {
             local: 2,        // [EST] own line: an L1/L2 hit
-            smt: 10,         // WC §3.3: EPYC 7763 SMT sibling 10.2 ns (KCORES)
+            smt: 10,         // EPYC 7763 SMT sibling 10.2 ns (KCORES/core-to-core-latency-plus)
             cluster: 25,     // no clusters on Zen3: as llc
-            llc: 25,         // WC §3.3: EPYC 7763 same CCX median 25 ns (KCORES)
-            cross_llc: 120,  // WC §3.3: EPYC 7763 cross-CCX same socket median 120–127 ns (KCORES)
-            cross_node: 304, // WC §3.3: EPYC 7763 cross-socket median 304 ns (KCORES)
+            llc: 25,         // EPYC 7763 same CCX median 25 ns (KCORES)
+            cross_llc: 120,  // EPYC 7763 cross-CCX same socket median 120–127 ns (KCORES)
+            cross_node: 304, // EPYC 7763 cross-socket median 304 ns (KCORES)
         },
         idle_states: epyc_idle_states(),
         poll_limit: EPYC_POLL_LIMIT,
@@ -64,11 +68,11 @@ pub(crate) fn zen4() -> CostProfile {
         private_cache_bytes: 1 << 20, // Zen4: 1 MiB L2 per core (AMD 19h Genoa PPR)
         line: LineCosts {
             local: 2,        // [EST] own line: an L1/L2 hit
-            smt: 10, // WC §3.3: EPYC 9454 (Zen4) SMT sibling 10.3 ns (9654 was measured SMT-off)
+            smt: 10, // EPYC 9454 (Zen4) SMT sibling 10.3 ns (KCORES; 9654 was measured SMT-off)
             cluster: 27, // no clusters on Zen4: as llc
-            llc: 27, // WC §3.3: EPYC 9654 same CCX median 27 ns (KCORES)
-            cross_llc: 99, // WC §3.3: EPYC 9654 cross-CCX median 99 ns (KCORES)
-            cross_node: 192, // WC §3.3: EPYC 9654 cross-socket median 192 ns (KCORES)
+            llc: 27, // EPYC 9654 same CCX median 27 ns (KCORES)
+            cross_llc: 99, // EPYC 9654 cross-CCX median 99 ns (KCORES)
+            cross_node: 192, // EPYC 9654 cross-socket median 192 ns (KCORES)
         },
         idle_states: epyc_idle_states(),
         poll_limit: EPYC_POLL_LIMIT,
@@ -84,11 +88,11 @@ pub(crate) fn zen4c() -> CostProfile {
         private_cache_bytes: 1 << 20, // Zen4c: 1 MiB L2 per core, as Zen4 (AMD 19h Bergamo PPR)
         line: LineCosts {
             local: 2,        // [EST] own line: an L1/L2 hit
-            smt: 13,         // WC §3.3: EPYC 9754 SMT sibling 12.7 ns (KCORES)
+            smt: 13,         // EPYC 9754 SMT sibling 12.7 ns (KCORES)
             cluster: 33,     // no clusters on Zen4c: as llc
-            llc: 33,         // WC §3.3: EPYC 9754 same CCX median 32.5 ns (KCORES)
-            cross_llc: 110, // WC §3.3: EPYC 9754 cross-CCX median 110 ns, line homed locally (KCORES)
-            cross_node: 204, // WC §3.3: EPYC 9754 cross-socket median 204 ns (KCORES)
+            llc: 33,         // EPYC 9754 same CCX median 32.5 ns (KCORES)
+            cross_llc: 110, // EPYC 9754 cross-CCX median 110 ns, line homed locally (KCORES)
+            cross_node: 204, // EPYC 9754 cross-socket median 204 ns (KCORES)
         },
         idle_states: epyc_idle_states(),
         poll_limit: EPYC_POLL_LIMIT,

@@ -1,7 +1,7 @@
 //! Ampere Altra (Neoverse N1, arm64).
 //!
 //! No TIF_POLLING_NRFLAG in the default arm64 idle: "For archs without TIF_POLLING_NRFLAG (e.g.,
-//! arm64), the IPI is unavoidable" (WC §3.1, Tianchen Ding 2022). The only idle state is WFI,
+//! arm64), the IPI is unavoidable" (Tianchen Ding, LKML 2022). The only idle state is WFI,
 //! which does not poll, so every wake of an idle CPU costs a GIC SGI plus the WFI exit.
 
 use super::x86::{generic, CPUIDLE_POLL_MAX_HZ1000};
@@ -14,24 +14,24 @@ pub(crate) fn altra() -> CostProfile {
         line: LineCosts {
             local: 2,        // [EST] own line: an L1/L2 hit
             smt: 83,         // no SMT on N1: unused; set to the cluster figure
-            cluster: 83,     // WC §3.3: Altra Q80-30 DSU pair median 83 ns (KCORES, 2-node mode)
+            cluster: 83,     // Altra Q80-30 DSU pair median 83 ns (KCORES/core-to-core-latency-plus, 2-node mode)
             llc: 158,        // no CPU-side shared cache (32 MB SLC is memory-side): as cross_llc
-            cross_llc: 158,  // WC §3.3: Altra other cores in the socket median 158 ns (KCORES)
+            cross_llc: 158,  // Altra other cores in the socket median 158 ns (KCORES)
             cross_node: 300, // [EST] 2S not measured; ~2× the in-socket figure, like Zen3's 304 ns
         },
-        ipi_send: 200, // [EST] GICv3 ICC_SGI1R_EL1 system-register write, like x2APIC ICR (WC §3.1)
+        ipi_send: 200, // [EST] GICv3 ICC_SGI1R_EL1 system-register write, like x2APIC ICR
         ipi_delivery: LineCosts {
             local: 0,         // [EST] no self-IPI on the wakeup path
             smt: 150,         // no SMT: unused; as cluster
             cluster: 150,     // [EST] x86 same-LLC 100 ns × Altra's slower pair c2c (83 vs 47 ns)
             llc: 400,         // [EST] mesh hop to another core's redistributor, as x86 cross-LLC
             cross_llc: 400,   // [EST] as llc
-            cross_node: 1150, // [EST] as x86 cross-socket (WC §3.1 1.5–2.5 µs total)
+            cross_node: 1150, // [EST] as x86 cross-socket (1.5–2.5 µs total [EST])
         },
-        // [EST] as x86 (WC §3.1): arm64 exception entry/exit with GIC ack/EOI.
+        // [EST] as x86: arm64 exception entry/exit with GIC ack/EOI.
         irq_entry_exit: 500,
         // WFI: drivers/cpuidle/cpuidle-psci.c / dt_idle_states state 0 "WFI", exit_latency 1 µs,
-        // target_residency 1 µs (WC §3.2 "WFI (~1 µs)"). Not polling.
+        // target_residency 1 µs. Not polling.
         idle_states: vec![IdleState {
             name: "WFI".into(),
             exit_latency: 1_000,

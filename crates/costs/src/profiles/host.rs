@@ -2,13 +2,13 @@
 //!
 //! The base that `wakesim calibrate` starts from: it measures this machine and writes a complete
 //! `host-calibrated` costs file (via [`crate::to_toml`]) that `--machine host` loads instead of
-//! these estimates (README, "Accuracy"). Fields calibrate does not measure keep these values.
+//! these estimates (docs/accuracy.md). Fields calibrate does not measure keep these values.
 //!
 //! Why VM-like: the development host is a KVM/Firecracker guest whose cpuidle driver is `none`,
 //! so the idle loop runs `default_idle_call()` → HLT with TIF_POLLING_NRFLAG cleared
 //! (`kernel/sched/idle.c`). Every wake of an idle vCPU therefore needs an IPI, which traps to the
 //! hypervisor, and the halted vCPU must be rescheduled by the host ("in a VM, waking an idle vCPU
-//! is expensive", MODELING.md).
+//! is expensive": docs/model.md, "Waking a CPU").
 
 use super::x86::{generic, CPUIDLE_POLL_MAX_HZ1000};
 use crate::{CostProfile, IdleState, LineCosts};
@@ -16,7 +16,8 @@ use crate::{CostProfile, IdleState, LineCosts};
 pub(crate) fn host() -> CostProfile {
     CostProfile {
         name: "host".into(),
-        // WC §1.3: a KVM guest ran perf bench sched pipe at 8.1 µs/op, 5.0 with haltpoll: each of
+        // A KVM guest ran perf bench sched pipe at 8.1 µs/op, 5.0 with haltpoll (Mihai Carabas,
+        // LKML haltpoll series, Nov 2023): each of
         // the 2 cross-vCPU wakes per op costs ~1.5 µs more when the vCPU halts instead of polling.
         // Split [EST] between the sender's trapped ICR write, delivery, guest entry and HLT exit.
         ipi_send: 500, // [EST] ICR write → VM exit + KVM IPI emulation (no IPI virtualization)
@@ -30,7 +31,7 @@ pub(crate) fn host() -> CostProfile {
         },
         irq_entry_exit: 600, // [EST] bare metal 500 + virtual APIC EOI
         // cpuidle driver "none": HLT only, not polling. Exit [EST] 1 µs: the host wakes the vCPU
-        // thread and re-enters the guest (WC §1.3 ~1.5 µs extra per wake vs haltpoll, minus IPI).
+        // thread and re-enters the guest (~1.5 µs extra per wake vs haltpoll in Carabas's figures, minus IPI).
         // Residency = 2 × latency, like acpi_idle's latency_factor.
         idle_states: vec![IdleState {
             name: "HLT".into(),

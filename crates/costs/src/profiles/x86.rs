@@ -3,11 +3,12 @@
 use crate::{CostProfile, IdleState, LineCosts};
 
 /// `TICK_NSEC / 16` at HZ=1000: `CPUIDLE_POLL_MAX` in `drivers/cpuidle/cpuidle.c`, the cap of
-/// `cpuidle_poll_time()` (WC §2.3: "between 10 and 62 microseconds for HZ=1000").
+/// `cpuidle_poll_time()` (Mel Gorman, LKML reply to Tianchen Ding, May 2022: "between 10 and
+/// 62 microseconds for HZ=1000").
 pub(crate) const CPUIDLE_POLL_MAX_HZ1000: u64 = 62_500;
 
 /// The cpuidle POLL state (`drivers/cpuidle/poll_state.c`): exit latency 0, target residency 0,
-/// `CPUIDLE_FLAG_POLLING` (WC §3.2 "POLL 0").
+/// `CPUIDLE_FLAG_POLLING`.
 pub(crate) fn poll_state() -> IdleState {
     IdleState {
         name: "POLL".into(),
@@ -17,24 +18,26 @@ pub(crate) fn poll_state() -> IdleState {
     }
 }
 
-/// IPI delivery by distance on bare-metal x86, \[EST\] from WC §3.1's suggested send→handler
-/// totals minus the sender (`ipi_send` 200), the receiver's entry/exit (`irq_entry_exit` 500)
+/// IPI delivery by distance on bare-metal x86, \[EST\] from send→handler totals built from their
+/// components (no clean published x86 figure; `docs/model.md`, "Sources") minus the sender
+/// (`ipi_send` 200), the receiver's entry/exit (`irq_entry_exit` 500)
 /// and the CSD flush (`csd_flush` 150), i.e. delivery = total − 850 ns.
 pub(crate) fn x86_ipi_delivery() -> LineCosts {
     LineCosts {
         local: 0,         // [EST] self-IPIs are not used on the wakeup path (local work runs inline)
-        smt: 100,         // WC §3.1: SMT/same LLC send→handler 0.7–1.2 µs, midpoint 0.95 µs − 850
+        smt: 100,         // [EST] SMT/same LLC send→handler 0.7–1.2 µs, midpoint 0.95 µs − 850
         cluster: 100,     // same as SMT/LLC (x86 has no cluster level on these parts)
-        llc: 100,         // WC §3.1: same LLC 0.7–1.2 µs, midpoint 0.95 µs − 850
-        cross_llc: 400,   // WC §3.1: cross LLC (AMD CCX) 1.0–1.5 µs, midpoint 1.25 µs − 850
-        cross_node: 1150, // WC §3.1: cross socket 1.5–2.5 µs, midpoint 2.0 µs − 850
+        llc: 100,         // [EST] same LLC 0.7–1.2 µs, midpoint 0.95 µs − 850
+        cross_llc: 400,   // [EST] cross LLC (AMD CCX) 1.0–1.5 µs, midpoint 1.25 µs − 850
+        cross_node: 1150, // [EST] cross socket 1.5–2.5 µs, midpoint 2.0 µs − 850
     }
 }
 
 /// The shared kernel code-path costs and the neutral x86 hardware figures (`generic`).
 ///
-/// Split of the same-CPU pipe ping-pong, **3.7 µs per round trip** (WC §3.4, Vagin's WF_SYNC
-/// patch; perf bench sched pipe defaults to processes, so both switches change mm). One round
+/// Split of the same-CPU pipe ping-pong, **3.7 µs per round trip** (Andrei Vagin's WF_SYNC
+/// patch on LKML, which moved the pair onto one CPU: 8.8 → 3.7 µs/op; perf bench sched pipe
+/// defaults to processes, so both switches change mm). One round
 /// trip = 4 pipe syscalls + 2 local sync wakeups + 2 switches (4-byte copies are negligible;
 /// the pipe's lines stay on the one CPU):
 ///
@@ -46,27 +49,29 @@ pub(crate) fn x86_ipi_delivery() -> LineCosts {
 ///        + context_switch_mm 250)                                           = 1800
 ///                                                                     total = 3700 ns
 /// ```
-/// The fixed parts (syscall, enqueue, ...) were chosen inside their WC §3.4/§3.5/KW §15 ranges;
-/// `context_switch` is the remainder (380 + 250 = 0.63 µs, inside WC §3.4's raw
-/// `__schedule` + switch_mm 0.5–1.5 µs \[EST\]).
+/// The fixed parts (syscall, enqueue, ...) were chosen inside their \[EST\] ranges (below);
+/// `context_switch` is the remainder (380 + 250 = 0.63 µs, inside the \[EST\] raw
+/// `__schedule` + switch_mm 0.5–1.5 µs).
 pub(crate) fn generic() -> CostProfile {
     CostProfile {
         name: "generic".into(),
         line: LineCosts {
             local: 2,        // [EST] own line: an L1/L2 hit, a few cycles
-            smt: 10,         // WC §0: SMT siblings 7.5–13 ns
+            smt: 10,         // SMT siblings 7.5–13 ns (nviennot and KCORES core-to-core-latency)
             cluster: 45,     // no clusters on generic x86: same as llc
-            llc: 45,         // WC §0: Intel same LLC 45–55 ns (KW §15: 30–80 ns)
-            cross_llc: 110,  // KW §15: cross LLC 80–150 ns, midpoint ≈ 110
-            cross_node: 200, // WC §0: cross socket 108–304 ns; KW §15 150–300 ns, ≈ midpoint
+            llc: 45,         // Intel same LLC 45–55 ns (nviennot and KCORES core-to-core-latency)
+            cross_llc: 110,  // [EST] cross LLC 80–150 ns, midpoint ≈ 110 (Zen3 85–135 ns, KCORES)
+            cross_node: 200, // cross socket 108–304 ns (nviennot and KCORES core-to-core-latency), ≈ midpoint
         },
-        ipi_send: 200, // WC §3.1 [EST]: x2APIC ICR write + CSD queueing 0.1–0.3 µs
+        ipi_send: 200, // [EST]: x2APIC ICR write + CSD queueing 0.1–0.3 µs
         ipi_delivery: x86_ipi_delivery(),
-        // WC §3.1 [EST]: receiver entry/exit + flush 0.5–1.0 µs; low end, the flush is csd_flush.
+        // [EST]: receiver entry/exit + flush_smp_call_function_queue() 0.5–1.0 µs; low end, the
+        // flush is csd_flush.
         irq_entry_exit: 500,
         idle_states: vec![
             poll_state(),
-            // KW §15: C1 1–2 µs; MWAIT state, so TIF_POLLING_NRFLAG stays set (WC §3.1).
+            // C1 1–2 µs (intel_idle.c: skx_cstates 2 µs, icx/spr_cstates 1 µs); MWAIT state, so
+            // TIF_POLLING_NRFLAG stays set and a waker only writes the flag (`set_nr_if_polling()`).
             // Residency = 2 × latency, acpi_idle's default `latency_factor` 2 (processor_idle.c).
             IdleState {
                 name: "C1".into(),
@@ -74,7 +79,7 @@ pub(crate) fn generic() -> CostProfile {
                 target_residency: 2_000,
                 polling: true,
             },
-            // KW §15: C6 50–150 µs → 100 µs; residency [EST] 5× (skx_cstates C6 133/600 ≈ 4.5×).
+            // [EST] C6 50–150 µs → 100 µs; residency 5× (intel_idle.c skx_cstates C6 133/600 ≈ 4.5×).
             IdleState {
                 name: "C6".into(),
                 exit_latency: 100_000,
@@ -88,7 +93,8 @@ pub(crate) fn generic() -> CostProfile {
         // [EST] menu_select(): tick_nohz_get_sleep_length() (timer-wheel + hrtimer next-event
         // lookup, ~200 ns) + the state walk and data update (~100 ns) + tick_nohz_idle_enter()
         // and cpuidle_enter_state() clock reads/tracepoints (~100 ns). The cost SM_IDLE's
-        // ipistorm numbers expose: the idle re-entry, not the wire, bounds IPI throughput (WC §3.1).
+        // ipistorm numbers expose: the idle re-entry, not the wire, bounds IPI throughput (SM_IDLE, commit
+        // 3dcac251b066: ipistorm 0.25× on a dual EPYC Zen3).
         idle_select: 400,
         // [EST] cpuidle_reflect() (menu_update) + tick_nohz_idle_exit() accounting with the tick
         // still running (ktime_get, idle-time update) ≈ 150 ns.
@@ -96,17 +102,17 @@ pub(crate) fn generic() -> CostProfile {
         // [EST] sched_balance_newidle() gated: ~15 loads incl. rd->overload and nohz.has_blocked
         // (shared read-mostly lines, hits), rq_clock, rcu_read_lock/unlock ≈ 60 ns.
         newidle_gate: 60,
-        // derived above from WC §3.4's 3.7 µs same-CPU pipe round trip
+        // derived above from the 3.7 µs same-CPU pipe round trip (Vagin's WF_SYNC patch)
         context_switch: 380,
-        // WC §3.4 [EST]: cross-mm switch +0.2–0.5 µs (PCID); low end
+        // [EST]: cross-mm switch +0.2–0.5 µs (CR3 switch, PCID avoids the TLB flush); low end
         context_switch_mm: 250,
-        // WC §3.4: x86 with mitigations 0.1–0.3 µs [EST]; getppid ≈ 0.2 µs
+        // x86 with mitigations 0.1–0.3 µs [EST]; getppid ≈ 0.2 µs (perf bench syscall, LKML 2025)
         syscall: 150,
         // [EST] ~0.1 ns/B: copy_to/from_user of cache-hot data at ~10 GB/s
         copy_ps_per_byte: 100,
-        // KW §15: uncontended spinlock acquire+release, local line ~20 ns
+        // [EST] uncontended spinlock acquire+release, local line ~20 ns
         rq_lock: 20,
-        // WC §3.5 [EST] rq-lock hold 0.3–2 µs total; KW §15 PELT 50–150 ns/level
+        // [EST] rq-lock hold 0.3–2 µs total; PELT 50–150 ns/level
         enqueue: 200,
         // [EST] like enqueue minus placement: update_curr + PELT + rbtree erase
         dequeue: 150,
@@ -114,34 +120,37 @@ pub(crate) fn generic() -> CostProfile {
         wakeup_preempt: 50,
         // [EST] pick_eevdf + set_next_entity on a short tree
         pick: 100,
-        // [EST] pi_lock, p->__state checks, barriers, ttwu_stat (KW §2.9)
+        // [EST] pi_lock, p->__state checks, barriers, ttwu_stat() in kernel/sched/core.c
         ttwu_base: 100,
         // [EST] record_wakee + wake_wide + wake_affine arithmetic on hot lines
         select_base: 80,
-        // WC §3.5 [EST] 20–60 ns per probe incl. the rq-line read → ~10 ns besides it
+        // [EST] 20–60 ns per probe incl. the rq-line read (available_idle_cpu()) → ~10 ns besides it
         sis_probe: 10,
         // [EST] llist_add cmpxchg + ttwu_pending store, lines charged separately
         wakelist_queue: 60,
-        // [EST] WC §3.1 receiver 0.5–1.0 µs incl. flush, minus entry/exit 500
+        // [EST] receiver 0.5–1.0 µs incl. flush, minus entry/exit 500
         csd_flush: 150,
-        // WC §2.6 [EST] 40–100 ns/CPU incl. line reads; 40 + line (45) ≈ 85
+        // [EST] 40–100 ns/CPU in update_sd_lb_stats() incl. line reads; 40 + line (45) ≈ 85
         lb_stats_per_cpu: 40,
-        // WC §2.6: SMT (2 CPUs) newidle pass 276–1306 ns → fixed part ≈ 1 µs
+        // SMT (2 CPUs) newidle pass 276–1306 ns (max_newidle_lb_cost on 2× E5-2680 v3, Vitalii
+        // Bursov, LKML 2024) → fixed part ≈ 1 µs
         lb_base: 1_000,
-        // WC §2.6 [EST] pull 1–3 µs incl. double lock → ~0.8 µs without the locks
+        // [EST] pull 1–3 µs incl. double lock (detach_task + attach_task) → ~0.8 µs without the locks
         migrate_task: 800,
-        // KW §15: PELT update per entity level 50–150 ns, midpoint
+        // [EST] PELT update per entity level 50–150 ns, midpoint
         update_blocked: 100,
         // [EST] timer irq + sched_tick + task_tick_fair (update_curr, PELT per level)
         tick: 1_000,
-        // KW §10.4/§15 [EST] atomic add on tg->load_avg, plus the line transfer
+        // [EST] atomic add on tg->load_avg (update_tg_load_avg(); its contention: Aaron Lu, LKML
+        // 2023), plus the line transfer
         tg_load_update: 60,
         migration_penalty: x86_migration_penalty(2_000),
-        smt_throughput: 1.15, // WC §3.6: kernel's old smt_gain 1178/1024 = 1.15
-        // [EST] KW §2.10/§13.3: "lock remote rq + enqueue + resched" writes the rq lock line, the
-        // rq hot line (nr_running, clock), the cfs_rq's load/avg and tree lines and reads
+        smt_throughput: 1.15, // the kernel's old smt_gain 1178/1024 = 1.15 (removed by 765d0af19f5f)
+        // [EST] ttwu_queue() without the wakelist: "lock remote rq + enqueue + resched" writes
+        // the rq lock line, the rq hot line (nr_running, clock), the cfs_rq's load/avg and tree
+        // lines and reads
         // curr's entity: about six lines that the target CPU owns (Peter Zijlstra: the reason
-        // not to queue within an LLC was "cache bouncing", WC §3.5).
+        // not to queue within an LLC was "cache bouncing", LKML).
         enqueue_lines: 6,
         // [EST] unix_stream_sendmsg: skb alloc + queue + sock_def_readable; recv: dequeue + free.
         unix_send: 400,
@@ -197,7 +206,7 @@ pub(crate) fn generic() -> CostProfile {
         // ~2 lines: the plist node, then key/task/lock_ptr) and user space the futex word.
         // `wakesim calibrate` solves the count on the host.
         futex_lines: 4,
-        // [EST] WC §1.6: "a few µs per side" per TCP_RR transaction: tcp_sendmsg + IP + loopback
+        // [EST] "a few µs per side" per TCP_RR transaction: tcp_sendmsg + IP + loopback
         // xmit + NET_RX softirq (tcp_v4_rcv, on the sender's CPU) ≈ 2.5 µs; tcp_recvmsg ≈ 1 µs.
         tcp_send: 2_500,
         tcp_recv: 1_000,
@@ -213,8 +222,9 @@ pub(crate) fn generic() -> CostProfile {
 /// set of 1024 lines (64 KB: L1D + the hot part of L2) fetched with ~10 misses in flight.
 /// * SMT: 0 (siblings share L1/L2).
 /// * same LLC: `llc_refill` = 1024 × L3 hit latency / 10 (SKX ~18 ns → 2 µs; Zen ~10 ns → 1 µs,
-///   WC §3.3 "L3 hit latency ~34 cycles on Zen2, ~46 cycles on Xeon 8280").
-/// * cross LLC: the LLC is cold too, lines come from DRAM (WC §3.3: 113–134 ns) for a larger
+///   AnandTech's EPYC Rome/Milan reviews: "L3 hit latency ~34 cycles on Zen2, ~46 cycles on
+///   Xeon 8280").
+/// * cross LLC: the LLC is cold too, lines come from DRAM (113–134 ns, AnandTech) for a larger
 ///   set → ~10 µs.
 /// * cross node: remote DRAM (~2× local) and the memory stays on the old node → ~20 µs.
 pub(crate) fn x86_migration_penalty(llc_refill: u64) -> LineCosts {
@@ -234,15 +244,16 @@ pub(crate) fn skx() -> CostProfile {
         name: "skx".into(),
         line: LineCosts {
             local: 2,        // [EST] own line: an L1/L2 hit
-            smt: 8,          // WC §3.3: Xeon 8275CL (CLX) SMT sibling 7.6 ns (nviennot)
+            smt: 8,          // Xeon 8275CL (CLX) SMT sibling 7.6 ns (nviennot/core-to-core-latency)
             cluster: 47,     // no clusters on SKX: as llc
-            llc: 47,         // WC §3.3: Xeon 8275CL same LLC median 46.6 ns (nviennot)
+            llc: 47,         // Xeon 8275CL same LLC median 46.6 ns (nviennot/core-to-core-latency)
             cross_llc: 134, // SKX has one LLC per package: not used; set to the cross-socket figure
-            cross_node: 134, // WC §3.3: Xeon 8275CL cross-socket median 134 ns (nviennot)
+            cross_node: 134, // Xeon 8275CL cross-socket median 134 ns (nviennot/core-to-core-latency)
         },
         idle_states: vec![
             poll_state(),
-            // WC §3.2: intel_idle skx_cstates, exit/residency µs; MWAIT states poll (WC §3.1).
+            // drivers/idle/intel_idle.c skx_cstates, exit/residency µs; MWAIT states poll
+            // (TIF_POLLING_NRFLAG stays set).
             IdleState {
                 name: "C1".into(),
                 exit_latency: 2_000,
@@ -265,7 +276,7 @@ pub(crate) fn skx() -> CostProfile {
         // cpuidle_poll_time(): first residency ≥ CPUIDLE_POLL_MIN (10 µs) is C1E's 20 µs
         // (< CPUIDLE_POLL_MAX 62.5 µs), drivers/cpuidle/cpuidle.c.
         poll_limit: 20_000,
-        // WC §3.3: Xeon 8280 L3 hit ~46 cycles ≈ 18 ns at 2.5 GHz → 1024 × 18 / 10 ≈ 2 µs.
+        // Xeon 8280 L3 hit ~46 cycles (AnandTech) ≈ 18 ns at 2.5 GHz → 1024 × 18 / 10 ≈ 2 µs.
         migration_penalty: x86_migration_penalty(2_000),
         ..generic()
     }

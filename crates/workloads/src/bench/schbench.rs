@@ -23,7 +23,7 @@
 //! * work: the README's calibration (`-F 256 -n 5 -C`: request p50 16.9 ms on a 52-CPU box,
 //!   every CPU running a worker since `-t` defaults to nprocs) is taken as 5 multiplies of 104³
 //!   with both SMT siblings busy; workers get `smt_throughput` 1.1 (matrix code gains little from
-//!   SMT, research §3.6), so one multiply alone on a core costs 16.9/5 × 1.1/2 = 1.86 ms
+//!   SMT **\[EST\]**; the kernel's old `smt_gain` was 1.15), so one multiply alone on a core costs 16.9/5 × 1.1/2 = 1.86 ms
 //!   **\[EST\]**, scaled by n³ for other footprints;
 //! * the per-CPU lock around the work (`do_work()` → `lock_this_cpu()`, off with `-L` and
 //!   with `-C`): `CpuSpinLock`/`CpuSpinUnlock` on the process's one lock array (set 0; `--copies`

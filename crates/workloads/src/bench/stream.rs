@@ -21,7 +21,7 @@
 //! a loaded memory system **\[EST\]**; the model has no shared memory-bandwidth resource, so the
 //! rate is the same for any thread count and the reported bandwidth scales with the threads
 //! that got a CPU of their own); `smt_throughput` 1.05 (memory-bound code gains little from
-//! SMT, research §3.6).
+//! SMT **\[EST\]**; the kernel's old `smt_gain` was 1.15).
 
 use super::{Invocation, Tool};
 use super::prog::Prog;
