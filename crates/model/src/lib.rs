@@ -21,6 +21,7 @@
 //! | `enqueue` | `enqueue_task_fair` / `dequeue_task_fair`, `set_task_cpu`, task-group load |
 //! | `irq` | `handle_irq`: interrupts, the tick, softirqs, preemption on return to user |
 //! | `syscalls` | `do_syscall_64`: the behaviour language's compute, pipes/sockets, futexes, sleeps, exit |
+//! | [`data`] | the data layer: plain state types with their own methods (`SharedLine`, `SpinLock`, ...) that the mechanisms below work on |
 //! | `locks` | rq locks as FIFO spinlocks with cache-line hand-off |
 //! | `lines` | shared cache lines and short locks: owner, transfer, serialised writers; a channel's lines and each message's (read on another CPU, or evicted) |
 //! | [`user_locks`] | schbench's per-CPU user-space spinlock (`lock_this_cpu`) |
@@ -64,6 +65,7 @@
 
 mod balance;
 mod cfs;
+pub mod data;
 pub mod eevdf;
 mod enqueue;
 pub mod exec;

@@ -19,15 +19,7 @@
 use crate::sim::Sim;
 use wakesim_engine::Time;
 
-#[derive(Clone, Copy, Debug, Default)]
-pub struct SharedLine {
-    pub owner: u32,
-    pub free_at: Time,
-    /// Accesses, accesses that had to wait, and the total wait.
-    pub accesses: u64,
-    pub contended: u64,
-    pub wait: Time,
-}
+pub use crate::data::SharedLine;
 
 impl Sim {
     /// `cpu` takes `line` exclusively for `hold` ns (an atomic RMW, or a lock + short critical
@@ -43,16 +35,7 @@ impl Sim {
     pub(crate) fn lines_rmw(&mut self, cpu: usize, line: &mut SharedLine, n: u64, hold: Time, after: Time) -> Time {
         let now = self.now() + after;
         let transfer = n * self.c.line.get(self.m.dist(cpu, line.owner as usize));
-        let start = now.max(line.free_at);
-        line.accesses += 1;
-        if start > now {
-            line.contended += 1;
-            line.wait += start - now;
-        }
-        let done = start + transfer + hold;
-        line.free_at = done;
-        line.owner = cpu as u32;
-        let cost = done - now;
+        let cost = line.take(cpu as u32, now, transfer, hold);
         self.charge(cpu, cost);
         cost
     }

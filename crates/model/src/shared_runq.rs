@@ -12,7 +12,7 @@
 //! `shared_runq_pick_next_task()`.
 
 use crate::exec::{Flow, Frame};
-use crate::lines::SharedLine;
+use crate::data::SharedLine;
 use crate::locks::LockId;
 use crate::sim::Sim;
 use crate::state::{TaskId, NO_TASK};
@@ -51,7 +51,7 @@ impl SharedRunq {
             let base = s.shards.len() as u32;
             for i in 0..n {
                 let owner = cpus[(i * SHARD_SZ).min(cpus.len() - 1)];
-                s.shards.push(Shard { tasks: VecDeque::new(), line: SharedLine { owner, ..Default::default() } });
+                s.shards.push(Shard { tasks: VecDeque::new(), line: SharedLine::owned_by(owner) });
             }
             s.llc_shards.push((base, n as u32));
             // v3 picks a CPU's shard from its number so that SMT siblings tend to share one;

@@ -4,8 +4,8 @@
 use crate::eevdf::CfsRq;
 use crate::exec::{Ev, Frame};
 use crate::features::Features;
-use crate::lines::SharedLine;
-use crate::locks::SpinLock;
+use crate::data::SharedLine;
+use crate::data::SpinLock;
 use crate::pelt::SchedAvg;
 use crate::state::*;
 use crate::tunables::{nice_to_weight, Tunables};
@@ -108,7 +108,7 @@ impl Sim {
                     nr_avail_idle: span.weight() as u32,
                     avg_scan_cost: 0,
                     sis_mask: span,
-                    sis_line: SharedLine { owner: id, ..Default::default() },
+                    sis_line: SharedLine::owned_by(id),
                     line_owner: id,
                 }
             })

@@ -3,7 +3,7 @@
 
 use crate::eevdf::CfsRq;
 use crate::exec::Frame;
-use crate::locks::SpinLock;
+use crate::data::SpinLock;
 use crate::pelt::SchedAvg;
 use std::collections::VecDeque;
 use wakesim_engine::{RngStream, Time};
@@ -245,7 +245,7 @@ pub struct LlcShared {
     /// SIS_FILTER: CPUs believed idle, at most one per core (starts as the whole LLC), and the
     /// shared line it lives on.
     pub sis_mask: CpuSet,
-    pub sis_line: crate::lines::SharedLine,
+    pub sis_line: crate::data::SharedLine,
     /// Which CPU last wrote the line (for transfer costs).
     pub line_owner: u32,
 }
@@ -282,7 +282,7 @@ pub struct Chan {
     pub wait_cost: Time,
     /// The lines both ends write (`pipe->mutex`, ring indices, slot, data; or the socket's
     /// queue lock and skb): their owner, and until when the current op holds them.
-    pub line: crate::lines::SharedLine,
+    pub line: crate::data::SharedLine,
     /// How many lines an op on another CPU than `line.owner` pulls over (`pipe_lines` /
     /// `sock_lines`).
     pub lines: u64,
@@ -352,7 +352,7 @@ pub struct Futex {
     /// The futex's hash bucket (lock, waiter count, chain head), the waiter's `futex_q` and the
     /// futex word (`kernel/futex/`): written by the waiter when it queues and by the waker when it
     /// unqueues it, so a wake from another CPU pulls them over (`futex_lines` of them).
-    pub line: crate::lines::SharedLine,
+    pub line: crate::data::SharedLine,
 }
 
 /// NOHZ idle-balance global state (`struct nohz`).

@@ -1,0 +1,15 @@
+//! The data layer: the plain state the mechanisms work on, each type with its own methods and
+//! no knowledge of `Sim`, of time passing or of who pays. The `impl Sim` modules (`lines`,
+//! `locks`, `sis_filter`, `shared_runq`, ...) are the mechanism: they decide when a CPU touches
+//! this state and charge it for doing so.
+//!
+//! | module | kernel |
+//! |---|---|
+//! | [`line`] | a cache line (or a group that moves together) written under a short lock |
+//! | [`spinlock`] | `raw_spinlock_t` (a queued spinlock: FIFO hand-off) |
+
+pub mod line;
+pub mod spinlock;
+
+pub use line::SharedLine;
+pub use spinlock::SpinLock;
