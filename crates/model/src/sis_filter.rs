@@ -27,11 +27,13 @@ impl Sim {
         }
     }
 
+    /// A scan's write of the LLC's mask line from `this` (bits it cleared). Returns the cost
+    /// and charges nothing: the scan adds it to the cost it returns, which the wakeup pays with
+    /// the placement (`try_to_wake_up` busies the waker for `select_task_rq_fair()`'s cost).
     fn sis_mask_write(&mut self, this: usize, l: usize) -> Time {
-        let mut line = self.llcs[l].sis_line;
-        let c = self.line_rmw(this, &mut line, 0);
-        self.llcs[l].sis_line = line;
-        c
+        let now = self.now();
+        let transfer = self.c.line.get(self.m.dist(this, self.llcs[l].sis_line.owner as usize));
+        self.llcs[l].sis_line.take(this as u32, now, transfer, 0)
     }
 
     /// `select_idle_cpu()` with the filter (v6 4/4 scan-failure handling).
