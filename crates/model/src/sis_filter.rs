@@ -36,7 +36,9 @@ impl Sim {
         self.llcs[l].sis_line.take(this as u32, now, transfer, 0)
     }
 
-    /// `select_idle_cpu()` with the filter (v6 4/4 scan-failure handling).
+    /// `select_idle_cpu()` with the filter (v6 4/4 scan-failure handling). Returns the CPU found
+    /// and the scan's cost (probes, the mask line's read, any mask write) and charges nothing:
+    /// the wakeup pays it with the placement.
     pub(crate) fn select_idle_cpu_filter(&mut self, this: usize, p: TaskId, has_idle_core: bool, target: usize, mut nr: i64) -> (Option<(usize, SisOutcome)>, Time) {
         let l = self.cpus[target].llc as usize;
         let scan_sibling = std::mem::take(&mut self.cpus[target].sis_scan_sibling);
