@@ -5,8 +5,9 @@ use crate::eevdf::CfsRq;
 use crate::exec::Frame;
 use crate::data::SpinLock;
 use crate::pelt::SchedAvg;
+use crate::tunables::Tunables;
 use std::collections::VecDeque;
-use wakesim_engine::{RngStream, Time};
+use wakesim_engine::{stream_id, RngStream, Time};
 use wakesim_machine::CpuSet;
 
 pub type TaskId = u32;
@@ -227,6 +228,136 @@ pub struct Cpu {
     pub wake_stamp: u64,
     /// Accumulated time in each mode, for utilisation reports.
     pub busy_time: Time,
+}
+
+impl Task {
+    /// A nice-0 task that belongs to no simulation, for code that drives a
+    /// [`crate::eevdf::CfsRq`] directly (a trace replay, tests); its id is its index in the
+    /// caller's vector. Base slice as on a 1-CPU machine; callers set `se.slice` as they need.
+    pub fn standalone(name: &str) -> Task {
+        let t = Tunables::for_cpus(1);
+        Task::new(name.to_string(), false, 0, CpuSet::from_cpus([0]), 0, crate::tunables::NICE_0_LOAD, 1, 0, 1, 0, &t)
+    }
+
+    /// A task (or, `is_idle`, CPU `cpu`'s idle task) of program `prog`, before it first runs:
+    /// `copy_process()`/`sched_fork()` state. Its random stream is the `n`th of its kind for
+    /// `seed`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        name: String,
+        is_idle: bool,
+        prog: u32,
+        allowed: CpuSet,
+        cpu: u32,
+        weight: u64,
+        mm: u32,
+        group: u32,
+        seed: u64,
+        n: u64,
+        t: &Tunables,
+    ) -> Task {
+        Task {
+            name,
+            is_idle,
+            prog,
+            pc: 0,
+            loops: Vec::new(),
+            state: TState::Runnable,
+            on_rq: false,
+            on_cpu: false,
+            migrating: false,
+            delayed: false,
+            cpu,
+            recent_used_cpu: cpu,
+            start_cpu: NO_CPU,
+            nr_cpus_allowed: allowed.weight() as u32,
+            allowed,
+            weight,
+            mm,
+            group,
+            se: crate::state::Entity { slice: t.base_slice as i64, ..Default::default() },
+            avg: SchedAvg::new(0),
+            util_est: 0,
+            last_wakee: NO_TASK,
+            wakee_flips: 0,
+            wakee_flip_decay_ts: 0,
+            stack: Vec::with_capacity(8),
+            compute_left: 0,
+            migrate_penalty: 0,
+            remote_wakeup: false,
+            wake_start: 0,
+            enqueued_at: 0,
+            rng: RngStream::new(seed, stream_id(if is_idle { "idle" } else { "task" }), n),
+            counters: Default::default(),
+            exit_time: None,
+            switched_in: 0,
+            sys_wake: NO_TASK,
+            sys_wake_sync: false,
+            chan_work_owed: false,
+            csd_pending: 0,
+            wake_list: VecDeque::new(),
+            timer_next: 0,
+            smt_throughput: 1.15,
+            cpu_lock_step: crate::user_locks::CpuLockStep::Idle,
+            cpu_locks_held: Vec::new(),
+        }
+    }
+}
+
+impl Cpu {
+    /// CPU `cpu` at boot (`sched_init()`), running its idle task `idle_task`, in LLC `llc` (an
+    /// index into `Sim::llcs`).
+    pub fn new(cpu: u32, idle_task: TaskId, llc: u32, t: &Tunables) -> Cpu {
+        Cpu {
+            mode: Mode::Idle,
+            gen: 0,
+            step_end: 0,
+            irqs_off: 0,
+            pend_ipi: false,
+            pend_tick: false,
+            pend_timers: Vec::new(),
+            pend_since: 0,
+            softirq_pending: false,
+            nohz_balance_pending: false,
+            debt: 0,
+            user_start: 0,
+            user_speed: 1.0,
+            need_resched: false,
+            idle_state: 0,
+            polling: false,
+            poll_exit: false,
+            poll_until: 0,
+            active_mm: None,
+            idle_enter: 0,
+            idle_predict: 0,
+            tick_armed: false,
+            curr: idle_task,
+            idle_task,
+            nr_running: 0,
+            cfs: CfsRq::new(),
+            lock: SpinLock::new(cpu),
+            ttwu_pending: false,
+            csd: VecDeque::new(),
+            idle_stamp: 0,
+            // rq->avg_idle = 2*sysctl_sched_migration_cost; max_idle_balance_cost = migration_cost (sched_init).
+            avg_idle: 2 * t.migration_cost,
+            max_idle_balance_cost: t.migration_cost,
+            next_balance: 0,
+            capacity: crate::tunables::CAPACITY,
+            nohz_idle: false,
+            kicked_without_task: false,
+            lb_moved: 0,
+            lb_continue: true,
+            llc,
+            avail_idle: true,
+            tg_load_contrib: 0,
+            tg_last_update: 0,
+            wake_avg_idle: 0,
+            sis_scan_sibling: false,
+            wake_stamp: 0,
+            busy_time: 0,
+        }
+    }
 }
 
 /// `sd_llc_shared`: one cache line per LLC.
