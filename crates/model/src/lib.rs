@@ -8,13 +8,13 @@
 //! | `ttwu` | `try_to_wake_up`, `ttwu_queue_wakelist`, `sched_ttwu_pending`, IPIs vs polling |
 //! | `select` | `select_task_rq_fair`, `wake_wide`, `wake_affine` |
 //! | `sis` | `select_idle_sibling`, `select_idle_cpu`, SIS_UTIL, `has_idle_cores` |
-//! | `sis_filter` | SIS_FILTER: Abel Wu's per-LLC idle-core mask (2022) |
+//! | `sis_filter` | SIS_FILTER: Abel Wu's per-LLC idle-core mask (2022); its state is [`data::SisFilter`] |
 //! | `schedule` | `__schedule`, `pick_next_task_fair`, context switch |
 //! | `eevdf` | EEVDF: `avg_vruntime`, `place_entity`, `pick_eevdf`, `update_curr` |
 //! | `cfs` | pre-EEVDF CFS (≤ v6.5): sleeper credit, `check_preempt_tick`, `wakeup_gran` |
 //! | `idle` | `do_idle`, idle-state governor, `schedule_idle` |
 //! | `newidle` | `sched_balance_newidle` (`newidle_balance` before v6.10) |
-//! | `shared_runq` | SHARED_RUNQ: David Vernet's per-LLC sharded FIFO (2023) |
+//! | `shared_runq` | SHARED_RUNQ: David Vernet's per-LLC sharded FIFO (2023); its state is [`data::SharedRunq`] |
 //! | `balance` | `sched_balance_rq` (`load_balance` before v6.10) |
 //! | `periodic` | `sched_balance_domains` (`rebalance_domains`), `_nohz_idle_balance` |
 //! | `pelt` | per-entity load tracking |

@@ -36,7 +36,7 @@ pub struct Sim {
     pub chans: Vec<Chan>,
     pub futexes: Vec<Futex>,
     pub barriers: Vec<Barrier>,
-    pub shared_runq: crate::shared_runq::SharedRunq,
+    pub shared_runq: crate::data::SharedRunq,
     pub mutexes: Vec<Mutex>,
     /// Per-CPU user-space locks (`user_locks`): array `set`'s lock of CPU `c` is
     /// `cpu_locks[set * nr_cpus + c]`.
@@ -103,8 +103,7 @@ impl Sim {
                     nr_busy_cpus: 0,
                     nr_avail_idle: span.weight() as u32,
                     avg_scan_cost: 0,
-                    sis_mask: span,
-                    sis_line: SharedLine::owned_by(id),
+                    sis_filter: crate::data::SisFilter::new(span, id),
                     line_owner: id,
                 }
             })
@@ -236,7 +235,7 @@ impl Sim {
                     .collect()
             })
             .collect();
-        let shared_runq = crate::shared_runq::SharedRunq::new(&llc_cpus, n, tasks.len());
+        let shared_runq = crate::data::SharedRunq::new(&llc_cpus, n, tasks.len());
         Ok(Sim {
             shared_runq,
             scan_cost,

@@ -221,8 +221,8 @@ pub struct Cpu {
     /// Load this CPU last added to the task group's `tg->load_avg` (`tg_load_avg_contrib`).
     pub tg_load_contrib: u64,
     pub tg_last_update: Time,
-    /// SIS_FILTER: the next scan targeting this CPU also probes SMT siblings (after a failure).
-    pub sis_scan_sibling: bool,
+    /// SIS_FILTER's per-CPU state.
+    pub sis_filter: crate::data::SisFilterCpu,
     /// SIS_PROP: `wake_avg_idle` and its jiffies stamp.
     pub wake_avg_idle: Time,
     pub wake_stamp: u64,
@@ -353,7 +353,7 @@ impl Cpu {
             tg_load_contrib: 0,
             tg_last_update: 0,
             wake_avg_idle: 0,
-            sis_scan_sibling: false,
+            sis_filter: Default::default(),
             wake_stamp: 0,
             busy_time: 0,
         }
@@ -373,10 +373,8 @@ pub struct LlcShared {
     pub nr_avail_idle: u32,
     /// SIS_PROP: `sd_llc->avg_scan_cost`, EWMA (1/8) of the scan's duration.
     pub avg_scan_cost: Time,
-    /// SIS_FILTER: CPUs believed idle, at most one per core (starts as the whole LLC), and the
-    /// shared line it lives on.
-    pub sis_mask: CpuSet,
-    pub sis_line: crate::data::SharedLine,
+    /// SIS_FILTER's mask and its line.
+    pub sis_filter: crate::data::SisFilter,
     /// Which CPU last wrote the line (for transfer costs).
     pub line_owner: u32,
 }
