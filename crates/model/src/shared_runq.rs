@@ -129,7 +129,7 @@ impl Sim {
             SharedRunqPhase::SourceLocked => {
                 let s = src as usize;
                 let t = &self.tasks[task as usize];
-                let movable = t.on_rq && !t.on_cpu && t.cpu == src && !t.migrating && s != cpu;
+                let movable = self.se[task as usize].on_rq && !t.on_cpu && t.cpu == src && !t.migrating && s != cpu;
                 if !movable {
                     self.wake.shared_runq_stale += 1;
                     self.lock_release(cpu, LockId::Rq(src));

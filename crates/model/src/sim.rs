@@ -30,6 +30,9 @@ pub struct Sim {
     pub t: Tunables,
     pub q: EventQueue<Ev>,
     pub tasks: Vec<Task>,
+    /// The tasks' scheduling entities (`p->se`), indexed like `tasks`: the arena the runqueues'
+    /// [`crate::eevdf::CfsRq`] methods work on.
+    pub se: Vec<Entity>,
     pub cpus: Vec<Cpu>,
     pub doms: Vec<Vec<DomState>>,
     pub llcs: Vec<LlcShared>,
@@ -110,9 +113,12 @@ impl Sim {
             .collect();
         let mut cpus = Vec::with_capacity(n);
         let mut tasks = Vec::with_capacity(n + wl.tasks.len());
+        let mut se = Vec::with_capacity(n + wl.tasks.len());
+        let slice = t.base_slice as i64;
         for c in 0..n {
             let llc = llc_ids.binary_search(&m.llc_id[c]).unwrap() as u32;
-            tasks.push(Task::new(format!("swapper/{c}"), true, 0, CpuSet::from_cpus([c]), c as u32, 1024, 0, 0, cfg.seed, c as u64, &t));
+            tasks.push(Task::new(format!("swapper/{c}"), true, 0, CpuSet::from_cpus([c]), c as u32, 0, 0, cfg.seed, c as u64));
+            se.push(Entity::new(1024, slice));
             tasks[c].stack.push(Frame::Idle { phase: crate::idle::IdlePhase::LoopTop });
             tasks[c].on_cpu = true;
             cpus.push(Cpu::new(c as u32, c as TaskId, llc, &t));
@@ -165,18 +171,17 @@ impl Sim {
                 i as u32,
                 allowed,
                 if start == u32::MAX { 0 } else { start },
-                nice_to_weight(ts.nice) as u64,
                 ts.mm,
                 ts.group,
                 cfg.seed,
                 i as u64,
-                &t,
             );
             task.state = TState::Sleeping;
             task.start_cpu = start;
             task.stack.push(Frame::User);
             task.smt_throughput = ts.smt_throughput.unwrap_or(cfg.costs.smt_throughput);
             tasks.push(task);
+            se.push(Entity::new(nice_to_weight(ts.nice) as u64, slice));
         }
         let chans = wl
             .channels
@@ -244,6 +249,7 @@ impl Sim {
             t,
             q: EventQueue::with_capacity(4 * n + 64),
             tasks,
+            se,
             cpus,
             doms,
             llcs,

@@ -27,9 +27,19 @@ pub enum TState {
     Dead,
 }
 
-/// A `sched_entity` (EEVDF quantities in virtual ns).
+/// A `struct sched_entity` (EEVDF quantities in virtual ns). A task's entity is kept in the
+/// entity arena `Sim::se` at the task's id, apart from the `Task`, so that the runqueue code
+/// (`CfsRq`) reads dense entities and nothing else.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Entity {
+    /// `se->load.weight` (from the nice value: `sched_prio_to_weight`).
+    pub weight: u64,
+    /// `se->on_rq`: in its runqueue's tree or running as its `curr` (a delayed entity too). The
+    /// model's `p->on_rq` (TASK_ON_RQ_QUEUED) is the same flag.
+    pub on_rq: bool,
+    /// `se->avg.util_est`: the task's estimated utilisation, summed into `cfs_rq->avg.util_est`
+    /// while it is queued.
+    pub util_est: u64,
     pub vruntime: i64,
     pub deadline: i64,
     pub slice: i64,
@@ -69,7 +79,6 @@ pub struct Task {
     /// Remaining iterations of each active loop, innermost last.
     pub loops: Vec<u64>,
     pub state: TState,
-    pub on_rq: bool,
     pub on_cpu: bool,
     /// Detached by the load balancer, not yet attached (on_rq = TASK_ON_RQ_MIGRATING).
     pub migrating: bool,
@@ -82,12 +91,10 @@ pub struct Task {
     pub start_cpu: u32,
     pub allowed: CpuSet,
     pub nr_cpus_allowed: u32,
-    pub weight: u64,
     pub mm: u32,
     pub group: u32,
-    pub se: Entity,
+    /// `p->se.avg` (the entity's own fields are in `Sim::se`; see [`Entity`]).
     pub avg: SchedAvg,
-    pub util_est: u64,
     pub last_wakee: TaskId,
     pub wakee_flips: u32,
     pub wakee_flip_decay_ts: u64,
@@ -231,12 +238,11 @@ pub struct Cpu {
 }
 
 impl Task {
-    /// A nice-0 task that belongs to no simulation, for code that drives a
-    /// [`crate::eevdf::CfsRq`] directly (a trace replay, tests); its id is its index in the
-    /// caller's vector. Base slice as on a 1-CPU machine; callers set `se.slice` as they need.
+    /// A task that belongs to no simulation, for code that keeps tasks beside a
+    /// [`crate::eevdf::CfsRq`] it drives directly (a trace replay, tests); its id is its index
+    /// in the caller's vector, its entity ([`Entity::standalone`]) at the same index of theirs.
     pub fn standalone(name: &str) -> Task {
-        let t = Tunables::for_cpus(1);
-        Task::new(name.to_string(), false, 0, CpuSet::from_cpus([0]), 0, crate::tunables::NICE_0_LOAD, 1, 0, 1, 0, &t)
+        Task::new(name.to_string(), false, 0, CpuSet::from_cpus([0]), 0, 1, 0, 1, 0)
     }
 
     /// A task (or, `is_idle`, CPU `cpu`'s idle task) of program `prog`, before it first runs:
@@ -249,12 +255,10 @@ impl Task {
         prog: u32,
         allowed: CpuSet,
         cpu: u32,
-        weight: u64,
         mm: u32,
         group: u32,
         seed: u64,
         n: u64,
-        t: &Tunables,
     ) -> Task {
         Task {
             name,
@@ -263,7 +267,6 @@ impl Task {
             pc: 0,
             loops: Vec::new(),
             state: TState::Runnable,
-            on_rq: false,
             on_cpu: false,
             migrating: false,
             delayed: false,
@@ -272,12 +275,9 @@ impl Task {
             start_cpu: NO_CPU,
             nr_cpus_allowed: allowed.weight() as u32,
             allowed,
-            weight,
             mm,
             group,
-            se: crate::state::Entity { slice: t.base_slice as i64, ..Default::default() },
             avg: SchedAvg::new(0),
-            util_est: 0,
             last_wakee: NO_TASK,
             wakee_flips: 0,
             wakee_flip_decay_ts: 0,
@@ -301,6 +301,19 @@ impl Task {
             cpu_lock_step: crate::user_locks::CpuLockStep::Idle,
             cpu_locks_held: Vec::new(),
         }
+    }
+}
+
+impl Entity {
+    /// A task's entity before its first enqueue: weight `weight`, slice `slice` (ns).
+    pub fn new(weight: u64, slice: i64) -> Entity {
+        Entity { weight, slice, ..Default::default() }
+    }
+
+    /// A nice-0 entity that belongs to no simulation (see [`Task::standalone`]): base slice as
+    /// on a 1-CPU machine; callers set `slice` as they need.
+    pub fn standalone() -> Entity {
+        Entity::new(crate::tunables::NICE_0_LOAD, Tunables::for_cpus(1).base_slice as i64)
     }
 }
 
