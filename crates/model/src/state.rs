@@ -69,6 +69,8 @@ pub struct TaskCounters {
     pub wait_time: Time,
 }
 
+/// A `task_struct`, reduced to what the model uses; its `sched_entity` is kept apart, at the
+/// same index of `Sim::se` ([`Entity`]).
 pub struct Task {
     pub name: String,
     /// The idle task ("swapper/N") of CPU N.
