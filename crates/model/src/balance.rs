@@ -191,17 +191,17 @@ impl Sim {
         let mut best: Option<(TaskId, bool)> = None;
         let mut best_key = (u64::MAX, u32::MAX);
         for &t in &rq.cfs.queued {
-            let p = &self.tasks[t as usize];
+            let (p, se) = (&self.tasks[t as usize], &self.se[t as usize]);
             if !p.allowed.contains(dst) || p.on_cpu || p.delayed {
                 continue;
             }
             let hot = self.f.CACHE_HOT
                 && !sd.has(SdFlags::SHARE_CPUCAPACITY)
-                && now.saturating_sub(p.se.exec_start) < self.t.migration_cost;
+                && now.saturating_sub(se.exec_start) < self.t.migration_cost;
             if hot && failed <= sd.cache_nice_tries {
                 continue;
             }
-            let key = (p.se.exec_start, t);
+            let key = (se.exec_start, t);
             if key < best_key {
                 best_key = key;
                 best = Some((t, hot));

@@ -7,11 +7,14 @@
 
 use crate::features::Features;
 use crate::pelt::SchedAvg;
-use crate::state::{Task, TaskId, NO_TASK};
+use crate::state::{Entity, TaskId, NO_TASK};
 use crate::tunables::NICE_0_LOAD;
 use wakesim_engine::Time;
 
-/// A CPU's root `cfs_rq`.
+/// A CPU's root `struct cfs_rq`. It works on scheduling entities (`struct sched_entity`, here
+/// [`Entity`]), not tasks: its methods take the entity arena (`Sim::se`, indexed by task id,
+/// an entity's id being its task's) and the id of the entity they act on, as the kernel's take
+/// `(cfs_rq, se)`.
 #[derive(Clone, Debug, Default)]
 pub struct CfsRq {
     /// Queued entities not currently running (the tree).
@@ -58,22 +61,22 @@ impl CfsRq {
         v - self.min_vruntime
     }
 
-    fn avg_add(&mut self, t: &Task) {
-        self.avg_vruntime += self.key(t.se.vruntime) as i128 * t.weight as i128;
-        self.avg_load += t.weight as i64;
+    fn avg_add(&mut self, se: &Entity) {
+        self.avg_vruntime += self.key(se.vruntime) as i128 * se.weight as i128;
+        self.avg_load += se.weight as i64;
     }
 
-    fn avg_sub(&mut self, t: &Task) {
-        self.avg_vruntime -= self.key(t.se.vruntime) as i128 * t.weight as i128;
-        self.avg_load -= t.weight as i64;
+    fn avg_sub(&mut self, se: &Entity) {
+        self.avg_vruntime -= self.key(se.vruntime) as i128 * se.weight as i128;
+        self.avg_load -= se.weight as i64;
     }
 
     /// `avg_vruntime()`: V, rounded toward −∞ so that an entity exactly at V is eligible.
-    pub fn v(&self, tasks: &[Task]) -> i64 {
+    pub fn v(&self, se: &[Entity]) -> i64 {
         let (mut avg, mut load) = (self.avg_vruntime, self.avg_load as i128);
         if self.curr != NO_TASK && self.curr_on_rq {
-            let c = &tasks[self.curr as usize];
-            avg += self.key(c.se.vruntime) as i128 * c.weight as i128;
+            let c = &se[self.curr as usize];
+            avg += self.key(c.vruntime) as i128 * c.weight as i128;
             load += c.weight as i128;
         }
         if load > 0 {
@@ -86,21 +89,21 @@ impl CfsRq {
     }
 
     /// `vruntime_eligible()`: Σ(v_j − v0)w_j ≥ (v − v0)·Σw_j, without division.
-    pub fn eligible(&self, tasks: &[Task], vruntime: i64) -> bool {
+    pub fn eligible(&self, se: &[Entity], vruntime: i64) -> bool {
         let (mut avg, mut load) = (self.avg_vruntime, self.avg_load as i128);
         if self.curr != NO_TASK && self.curr_on_rq {
-            let c = &tasks[self.curr as usize];
-            avg += self.key(c.se.vruntime) as i128 * c.weight as i128;
+            let c = &se[self.curr as usize];
+            avg += self.key(c.vruntime) as i128 * c.weight as i128;
             load += c.weight as i128;
         }
         avg >= self.key(vruntime) as i128 * load
     }
 
     /// `update_min_vruntime()`: monotonic follower of min(curr, leftmost) vruntime.
-    pub fn update_min_vruntime(&mut self, tasks: &[Task]) {
+    pub fn update_min_vruntime(&mut self, se: &[Entity]) {
         let mut v = self.min_vruntime;
-        let curr = (self.curr != NO_TASK && self.curr_on_rq).then(|| tasks[self.curr as usize].se.vruntime);
-        let left = self.queued.iter().map(|&t| tasks[t as usize].se.vruntime).min();
+        let curr = (self.curr != NO_TASK && self.curr_on_rq).then(|| se[self.curr as usize].vruntime);
+        let left = self.queued.iter().map(|&t| se[t as usize].vruntime).min();
         match (curr, left) {
             (Some(c), Some(l)) => v = c.min(l),
             (Some(c), None) => v = c,
@@ -117,94 +120,93 @@ impl CfsRq {
     /// `update_curr()`: charge `now − exec_start` to the running entity. Returns true when its
     /// deadline was reached and it must be rescheduled (`update_deadline` with nr_running > 1;
     /// EEVDF only — CFS decides at the tick, `check_preempt_tick`).
-    pub fn update_curr(&mut self, tasks: &mut [Task], now: Time) -> bool {
+    pub fn update_curr(&mut self, se: &mut [Entity], now: Time) -> bool {
         if self.curr == NO_TASK {
             return false;
         }
-        let c = &mut tasks[self.curr as usize];
-        let delta = now.saturating_sub(c.se.exec_start);
+        let c = &mut se[self.curr as usize];
+        let delta = now.saturating_sub(c.exec_start);
         if delta == 0 {
             return false;
         }
-        c.se.exec_start = now;
-        c.se.sum_exec_runtime += delta;
-        c.se.vruntime += calc_delta_fair(delta as i64, c.weight);
+        c.exec_start = now;
+        c.sum_exec_runtime += delta;
+        c.vruntime += calc_delta_fair(delta as i64, c.weight);
         let mut resched = false;
-        if c.se.vruntime >= c.se.deadline {
-            c.se.deadline = c.se.vruntime + calc_delta_fair(c.se.slice, c.weight);
+        if c.vruntime >= c.deadline {
+            c.deadline = c.vruntime + calc_delta_fair(c.slice, c.weight);
             resched = true;
         }
-        self.update_min_vruntime(tasks);
+        self.update_min_vruntime(se);
         resched && self.nr_running() > 1
     }
 
     /// `place_entity()` + `__enqueue_entity()` for a waking, migrated-in or new task. `slice` is
     /// the EEVDF base slice, or with CFS the latency period.
-    pub fn enqueue(&mut self, tasks: &mut [Task], t: TaskId, f: &Features, initial: bool, slice: i64) {
+    pub fn enqueue(&mut self, se: &mut [Entity], t: TaskId, f: &Features, initial: bool, slice: i64) {
         if !f.EEVDF {
-            return self.enqueue_cfs(tasks, t, initial, slice);
+            return self.enqueue_cfs(se, t, initial, slice);
         }
-        let v_now = self.v(tasks);
+        let v_now = self.v(se);
         let nr = self.nr_running();
         let mut load = self.avg_load;
         if self.curr != NO_TASK && self.curr_on_rq {
-            load += tasks[self.curr as usize].weight as i64;
+            load += se[self.curr as usize].weight as i64;
         }
-        let p = &mut tasks[t as usize];
-        p.se.slice = slice;
+        let p = &mut se[t as usize];
+        p.slice = slice;
         let mut lag: i64 = 0;
         if f.PLACE_LAG && nr > 0 {
-            let l = p.se.vlag as i128 * (load as i128 + p.weight as i128);
+            let l = p.vlag as i128 * (load as i128 + p.weight as i128);
             lag = (l / (load.max(1) as i128)) as i64;
         }
-        p.se.vruntime = v_now - lag;
+        p.vruntime = v_now - lag;
         let mut vslice = calc_delta_fair(slice, p.weight);
         if f.PLACE_DEADLINE_INITIAL && initial {
             vslice /= 2;
         }
-        p.se.deadline = p.se.vruntime + vslice;
-        self.insert(tasks, t);
+        p.deadline = p.vruntime + vslice;
+        self.insert(se, t);
     }
 
     /// Puts a queued entity back into the tree after it stopped running (`put_prev_entity`).
-    pub fn put_prev(&mut self, tasks: &mut [Task], t: TaskId) {
+    pub fn put_prev(&mut self, se: &mut [Entity], t: TaskId) {
         debug_assert_eq!(self.curr, t);
         self.curr = NO_TASK;
         self.curr_on_rq = false;
-        self.stamp(tasks, t);
-        let p = &tasks[t as usize];
-        self.avg_add(p);
+        self.stamp(&mut se[t as usize]);
+        self.avg_add(&se[t as usize]);
         self.queued.push(t);
     }
 
     /// `rb_add_cached()` order: an entity goes after every entity already in the tree with an
     /// equal key (`__entity_less()` is a strict `<`), so ties go to the one inserted first.
-    fn stamp(&mut self, tasks: &mut [Task], t: TaskId) {
+    fn stamp(&mut self, se: &mut Entity) {
         self.inserted += 1;
-        tasks[t as usize].se.tree_seq = self.inserted;
+        se.tree_seq = self.inserted;
     }
 
     /// `set_next_entity()`: takes `t` out of the tree as the running entity, stashing its deadline
     /// for RUN_TO_PARITY.
-    pub fn set_next(&mut self, tasks: &mut [Task], t: TaskId, now: Time) {
+    pub fn set_next(&mut self, se: &mut [Entity], t: TaskId, now: Time) {
         let i = self.queued.iter().position(|&x| x == t).expect("set_next: task not queued");
         self.queued.swap_remove(i);
-        self.avg_sub(&tasks[t as usize]);
+        self.avg_sub(&se[t as usize]);
         self.curr = t;
         self.curr_on_rq = true;
-        let p = &mut tasks[t as usize];
-        p.se.exec_start = now;
-        p.se.prev_sum_exec = p.se.sum_exec_runtime;
-        p.se.protect_deadline = Some(p.se.deadline);
+        let p = &mut se[t as usize];
+        p.exec_start = now;
+        p.prev_sum_exec = p.sum_exec_runtime;
+        p.protect_deadline = Some(p.deadline);
     }
 
     /// `dequeue_entity()` for a queued (not running) task, e.g. a migration. Saves its lag.
-    pub fn dequeue_queued(&mut self, tasks: &mut [Task], t: TaskId, tick: i64) {
-        let v = self.v(tasks);
+    pub fn dequeue_queued(&mut self, se: &mut [Entity], t: TaskId, tick: i64) {
+        let v = self.v(se);
         let i = self.queued.iter().position(|&x| x == t).expect("dequeue: task not queued");
         self.queued.swap_remove(i);
-        self.avg_sub(&tasks[t as usize]);
-        let p = &mut tasks[t as usize];
+        self.avg_sub(&se[t as usize]);
+        let p = &mut se[t as usize];
         save_lag(p, v, tick);
         p.on_rq = false;
         self.load -= p.weight;
@@ -212,12 +214,12 @@ impl CfsRq {
     }
 
     /// Dequeue of the running task when it blocks or exits (it stays `curr` until the switch).
-    pub fn dequeue_curr(&mut self, tasks: &mut [Task], tick: i64) {
+    pub fn dequeue_curr(&mut self, se: &mut [Entity], tick: i64) {
         let t = self.curr;
         debug_assert!(t != NO_TASK && self.curr_on_rq);
-        let v = self.v(tasks);
+        let v = self.v(se);
         self.curr_on_rq = false;
-        let p = &mut tasks[t as usize];
+        let p = &mut se[t as usize];
         save_lag(p, v, tick);
         p.on_rq = false;
         self.load -= p.weight;
@@ -225,21 +227,21 @@ impl CfsRq {
     }
 
     /// The entity to run next: EEVDF's pick, or CFS's leftmost vruntime.
-    pub fn pick(&self, tasks: &[Task], f: &Features) -> TaskId {
+    pub fn pick(&self, se: &[Entity], f: &Features) -> TaskId {
         if f.EEVDF {
-            self.pick_eevdf(tasks, f)
+            self.pick_eevdf(se, f)
         } else {
-            self.pick_cfs(tasks)
+            self.pick_cfs(se)
         }
     }
 
     /// `__enqueue_entity()` + accounting: inserts `t`, already placed, into the tree.
-    pub(crate) fn insert(&mut self, tasks: &mut [Task], t: TaskId) {
-        let p = &mut tasks[t as usize];
+    pub(crate) fn insert(&mut self, se: &mut [Entity], t: TaskId) {
+        let p = &mut se[t as usize];
         p.on_rq = true;
         self.load += p.weight;
-        self.stamp(tasks, t);
-        let p = &tasks[t as usize];
+        self.stamp(p);
+        let p = &se[t as usize];
         self.avg_add(p);
         self.queued.push(t);
         self.util_est += p.util_est;
@@ -247,44 +249,44 @@ impl CfsRq {
 
     /// `pick_eevdf()`: the eligible entity with the earliest deadline; with RUN_TO_PARITY the
     /// current entity keeps the CPU while its deadline is the one it was picked with.
-    pub fn pick_eevdf(&self, tasks: &[Task], f: &Features) -> TaskId {
+    pub fn pick_eevdf(&self, se: &[Entity], f: &Features) -> TaskId {
         let curr = (self.curr != NO_TASK && self.curr_on_rq).then_some(self.curr);
         if self.nr_running() == 1 {
             return curr.unwrap_or_else(|| self.queued[0]);
         }
-        let curr = curr.filter(|&c| self.eligible(tasks, tasks[c as usize].se.vruntime));
+        let curr = curr.filter(|&c| self.eligible(se, se[c as usize].vruntime));
         if let Some(c) = curr {
-            let se = &tasks[c as usize].se;
-            if f.RUN_TO_PARITY && se.protect_deadline == Some(se.deadline) {
+            let e = &se[c as usize];
+            if f.RUN_TO_PARITY && e.protect_deadline == Some(e.deadline) {
                 return c;
             }
         }
         let mut best = NO_TASK;
         let mut best_key = (i64::MAX, u64::MAX);
         for &t in &self.queued {
-            let se = &tasks[t as usize].se;
+            let e = &se[t as usize];
             // The tree's order: deadline, then insertion (see `stamp`).
-            if (se.deadline, se.tree_seq) < best_key && self.eligible(tasks, se.vruntime) {
+            if (e.deadline, e.tree_seq) < best_key && self.eligible(se, e.vruntime) {
                 best = t;
-                best_key = (se.deadline, se.tree_seq);
+                best_key = (e.deadline, e.tree_seq);
             }
         }
         let best_d = best_key.0;
         if let Some(c) = curr {
-            if best == NO_TASK || tasks[c as usize].se.deadline < best_d {
+            if best == NO_TASK || se[c as usize].deadline < best_d {
                 return c;
             }
         }
         if best == NO_TASK {
             // No eligible entity cannot happen with a consistent V; fall back to the leftmost.
-            best = *self.queued.iter().min_by_key(|&&t| (tasks[t as usize].se.vruntime, t)).unwrap_or(&NO_TASK);
+            best = *self.queued.iter().min_by_key(|&&t| (se[t as usize].vruntime, t)).unwrap_or(&NO_TASK);
         }
         best
     }
 }
 
 /// `update_entity_lag()`: vlag = clamp(V − v, ±calc_delta_fair(max(2·slice, TICK_NSEC))).
-fn save_lag(p: &mut Task, v: i64, tick: i64) {
-    let limit = calc_delta_fair((2 * p.se.slice).max(tick), p.weight);
-    p.se.vlag = (v - p.se.vruntime).clamp(-limit, limit);
+fn save_lag(se: &mut Entity, v: i64, tick: i64) {
+    let limit = calc_delta_fair((2 * se.slice).max(tick), se.weight);
+    se.vlag = (v - se.vruntime).clamp(-limit, limit);
 }

@@ -16,9 +16,9 @@ impl Sim {
         c.cfs.avg.update(now, c.cfs.load, nr, running, 1);
         if p != NO_TASK {
             let is_curr = self.cpus[cpu].cfs.curr == p;
-            let t = &mut self.tasks[p as usize];
+            let se = &self.se[p as usize];
             // __update_load_avg_se(): load = !!on_rq; the weight multiplies in ___update_load_avg.
-            t.avg.update(now, t.on_rq as u64, t.on_rq as u64, is_curr && t.on_rq, t.weight);
+            self.tasks[p as usize].avg.update(now, se.on_rq as u64, se.on_rq as u64, is_curr && se.on_rq, se.weight);
         }
         self.update_tg_load_avg(cpu, p);
     }
@@ -64,9 +64,10 @@ impl Sim {
         let cap = self.cpus[cpu].capacity;
         let cfs_util = cfs.util_avg;
         let spare = cap.saturating_sub(cfs_util) / 2;
+        let w = self.se[p as usize].weight;
         let t = &mut self.tasks[p as usize];
-        let util = if cfs_util > 0 { (cfs_util * t.weight / (cfs.load_avg + 1)).min(spare) } else { spare };
-        t.avg.load_avg = t.weight;
+        let util = if cfs_util > 0 { (cfs_util * w / (cfs.load_avg + 1)).min(spare) } else { spare };
+        t.avg.load_avg = w;
         t.avg.util_avg = util;
         t.avg.runnable_avg = util;
         t.avg.last_update_time = self.q.now();
@@ -75,13 +76,13 @@ impl Sim {
     /// `activate_task()` → `enqueue_task_fair()`: PELT catch-up (and attach if migrated), EEVDF
     /// placement, nr_running, root-domain overload.
     pub(crate) fn activate_task(&mut self, cpu: usize, p: TaskId, migrated: bool, initial: bool) {
-        invariant!(!self.tasks[p as usize].on_rq, "task {} enqueued twice", self.tasks[p as usize].name);
+        invariant!(!self.se[p as usize].on_rq, "task {} enqueued twice", self.tasks[p as usize].name);
         invariant!(self.tasks[p as usize].cpu as usize == cpu, "task {} enqueued on cpu {cpu} but task_cpu is {}", self.tasks[p as usize].name, self.tasks[p as usize].cpu);
         let now = self.now();
         {
             let c = &mut self.cpus[cpu];
             if c.cfs.curr != NO_TASK {
-                c.cfs.update_curr(&mut self.tasks, now);
+                c.cfs.update_curr(&mut self.se, now);
             }
         }
         self.update_load_avg(cpu, p);
@@ -89,14 +90,14 @@ impl Sim {
             if initial {
                 self.init_task_pelt(cpu, p);
             }
-            let w = self.tasks[p as usize].weight;
+            let w = self.se[p as usize].weight;
             let mut avg = self.tasks[p as usize].avg;
             self.cpus[cpu].cfs.avg.attach(&mut avg, w);
             self.tasks[p as usize].avg = avg;
         }
         let slice = if self.f.EEVDF { self.t.base_slice } else { self.t.cfs_latency } as i64;
         let f = self.f;
-        self.cpus[cpu].cfs.enqueue(&mut self.tasks, p, &f, initial, slice);
+        self.cpus[cpu].cfs.enqueue(&mut self.se, p, &f, initial, slice);
         self.shared_runq_push(cpu, p);
         let c = &mut self.cpus[cpu];
         c.nr_running += 1;
@@ -112,7 +113,7 @@ impl Sim {
     pub(crate) fn deactivate_queued(&mut self, cpu: usize, p: TaskId) {
         self.update_load_avg(cpu, p);
         let tick = self.t.tick_nsec() as i64;
-        self.cpus[cpu].cfs.dequeue_queued(&mut self.tasks, p, tick);
+        self.cpus[cpu].cfs.dequeue_queued(&mut self.se, p, tick);
         self.shared_runq_retract(cpu, p);
         self.cpus[cpu].nr_running -= 1;
         self.refresh_idle(cpu);
@@ -126,28 +127,28 @@ impl Sim {
     pub(crate) fn deactivate_curr(&mut self, cpu: usize) {
         let p = self.cpus[cpu].cfs.curr;
         let now = self.now();
-        self.cpus[cpu].cfs.update_curr(&mut self.tasks, now);
+        self.cpus[cpu].cfs.update_curr(&mut self.se, now);
         self.update_load_avg(cpu, p);
-        let v = self.tasks[p as usize].se.vruntime;
+        let v = self.se[p as usize].vruntime;
         // Only a sleep can be delayed: an exiting task (TASK_DEAD) is dequeued at once.
         let sleeping = self.tasks[p as usize].state == crate::state::TState::Sleeping;
-        if self.f.DELAY_DEQUEUE && sleeping && !self.cpus[cpu].cfs.eligible(&self.tasks, v) {
+        if self.f.DELAY_DEQUEUE && sleeping && !self.cpus[cpu].cfs.eligible(&self.se, v) {
             // DELAY_DEQUEUE (v6.12): an ineligible task that blocks stays in the tree, still
             // counted in nr_running and the load, until it is picked or woken.
             self.tasks[p as usize].delayed = true;
-            self.cpus[cpu].cfs.put_prev(&mut self.tasks, p);
+            self.cpus[cpu].cfs.put_prev(&mut self.se, p);
             self.tasks[p as usize].enqueued_at = now;
             return;
         }
         let tick = self.t.tick_nsec() as i64;
-        self.cpus[cpu].cfs.dequeue_curr(&mut self.tasks, tick);
+        self.cpus[cpu].cfs.dequeue_curr(&mut self.se, tick);
         self.cpus[cpu].nr_running -= 1;
         self.refresh_idle(cpu);
         if self.f.UTIL_EST {
-            let t = &mut self.tasks[p as usize];
-            let ue = t.util_est as i64;
-            let ua = t.avg.util_avg as i64;
-            t.util_est = if ua > ue { ua as u64 } else { (ue + (ua - ue) / 4) as u64 };
+            let se = &mut self.se[p as usize];
+            let ue = se.util_est as i64;
+            let ua = self.tasks[p as usize].avg.util_avg as i64;
+            se.util_est = if ua > ue { ua as u64 } else { (ue + (ua - ue) / 4) as u64 };
         }
     }
 
@@ -157,13 +158,13 @@ impl Sim {
         self.tasks[p as usize].delayed = false;
         let tick = self.t.tick_nsec() as i64;
         self.update_load_avg(cpu, p);
-        self.cpus[cpu].cfs.dequeue_queued(&mut self.tasks, p, tick);
+        self.cpus[cpu].cfs.dequeue_queued(&mut self.se, p, tick);
         self.shared_runq_retract(cpu, p);
         self.cpus[cpu].nr_running -= 1;
         self.refresh_idle(cpu);
-        let t = &mut self.tasks[p as usize];
-        if self.f.DELAY_ZERO && t.se.vlag > 0 {
-            t.se.vlag = 0;
+        let se = &mut self.se[p as usize];
+        if self.f.DELAY_ZERO && se.vlag > 0 {
+            se.vlag = 0;
         }
     }
 
@@ -172,15 +173,14 @@ impl Sim {
     pub(crate) fn requeue_delayed(&mut self, cpu: usize, p: TaskId) {
         self.tasks[p as usize].delayed = false;
         if self.f.DELAY_ZERO {
-            let v = self.cpus[cpu].cfs.v(&self.tasks);
-            let t = &self.tasks[p as usize];
-            if v - t.se.vruntime > 0 {
+            let v = self.cpus[cpu].cfs.v(&self.se);
+            if v - self.se[p as usize].vruntime > 0 {
                 let tick = self.t.tick_nsec() as i64;
                 let slice = self.t.base_slice as i64;
                 let f = self.f;
-                self.cpus[cpu].cfs.dequeue_queued(&mut self.tasks, p, tick);
-                self.tasks[p as usize].se.vlag = 0;
-                self.cpus[cpu].cfs.enqueue(&mut self.tasks, p, &f, false, slice);
+                self.cpus[cpu].cfs.dequeue_queued(&mut self.se, p, tick);
+                self.se[p as usize].vlag = 0;
+                self.cpus[cpu].cfs.enqueue(&mut self.se, p, &f, false, slice);
             }
         }
     }
@@ -194,16 +194,16 @@ impl Sim {
         }
         self.update_load_avg(old, NO_TASK);
         let (avg, w) = {
-            let t = &mut self.tasks[p as usize];
-            t.avg.update(self.q.now(), 0, 0, false, t.weight);
-            (t.avg, t.weight)
+            let (t, w) = (&mut self.tasks[p as usize], self.se[p as usize].weight);
+            t.avg.update(self.q.now(), 0, 0, false, w);
+            (t.avg, w)
         };
         self.cpus[old].cfs.avg.detach(&avg, w);
         if !self.f.EEVDF {
             // CFS keeps vruntime relative to min_vruntime across runqueues
             // (migrate_task_rq_fair / enqueue_entity with ENQUEUE_MIGRATED).
             let delta = self.cpus[new].cfs.min_vruntime - self.cpus[old].cfs.min_vruntime;
-            self.tasks[p as usize].se.vruntime += delta;
+            self.se[p as usize].vruntime += delta;
         }
         crate::trace::trace_ev!(self, wakesim_trace::TraceEvent::Migrate { task: p, from: old as u32, to: new as u32 });
         let d = self.m.dist(old, new);

@@ -145,7 +145,8 @@ impl Sim {
     }
 
     /// Adds cost owed by `cpu` for work done inside an instantaneous state change (an IPI sent
-    /// from inside a handler, say); it is paid in the CPU's next step.
+    /// from inside a handler, say); it is paid in the CPU's next step. A function that charges
+    /// a cost does not also return it (see `lines` for the convention).
     #[inline]
     pub(crate) fn charge(&mut self, cpu: usize, cost: Time) {
         self.cpus[cpu].debt += cost;

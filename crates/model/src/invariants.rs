@@ -13,7 +13,7 @@ impl Sim {
             let nr = c.cfs.nr_running();
             invariant!(c.nr_running == nr, "cpu {i}: nr_running {} != cfs entities {nr}", c.nr_running);
             if c.cfs.curr != NO_TASK && c.cfs.curr_on_rq {
-                invariant!(self.tasks[c.cfs.curr as usize].on_rq, "cpu {i}: cfs curr not on_rq");
+                invariant!(self.se[c.cfs.curr as usize].on_rq, "cpu {i}: cfs curr not on_rq");
             }
             invariant!(c.avail_idle == self.available_idle(i), "cpu {i}: cached idle state is stale");
         }
@@ -45,7 +45,7 @@ impl Sim {
         for (t, task) in self.tasks.iter().enumerate().skip(self.first_task as usize) {
             let n = seen[t];
             invariant!(n <= 1, "task {} is on {n} runqueues/wakelists", task.name);
-            if task.state == TState::Dead || (task.state == TState::Sleeping && !task.on_rq) || task.migrating {
+            if task.state == TState::Dead || (task.state == TState::Sleeping && !self.se[t].on_rq) || task.migrating {
                 // A task that has just exited is still its CPU's curr until its last
                 // __schedule() (do_task_dead()) deactivates it, which may wait for the rq lock.
                 let exiting = task.state == TState::Dead && self.cpus[task.cpu as usize].cfs.curr as usize == t;

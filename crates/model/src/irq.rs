@@ -113,13 +113,13 @@ impl Sim {
         let now = self.now();
         let curr = self.curr(cpu);
         if !self.tasks[curr as usize].is_idle {
-            let expired = self.cpus[cpu].cfs.update_curr(&mut self.tasks, now);
+            let expired = self.cpus[cpu].cfs.update_curr(&mut self.se, now);
             let resched = if self.f.EEVDF {
                 expired
             } else {
-                let se = &self.tasks[curr as usize].se;
+                let se = &self.se[curr as usize];
                 let ran = se.sum_exec_runtime - se.prev_sum_exec;
-                self.cpus[cpu].cfs.cfs_check_preempt_tick(&self.tasks, &self.t, ran)
+                self.cpus[cpu].cfs.cfs_check_preempt_tick(&self.se, &self.t, ran)
             };
             if resched {
                 self.resched_curr(cpu, cpu);

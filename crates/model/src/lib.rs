@@ -8,19 +8,21 @@
 //! | `ttwu` | `try_to_wake_up`, `ttwu_queue_wakelist`, `sched_ttwu_pending`, IPIs vs polling |
 //! | `select` | `select_task_rq_fair`, `wake_wide`, `wake_affine` |
 //! | `sis` | `select_idle_sibling`, `select_idle_cpu`, SIS_UTIL, `has_idle_cores` |
-//! | `sis_filter` | SIS_FILTER: Abel Wu's per-LLC idle-core mask (2022) |
+//! | `sis_filter` | SIS_FILTER: Abel Wu's per-LLC idle-core mask (2022); its state is [`data::SisFilter`] |
 //! | `schedule` | `__schedule`, `pick_next_task_fair`, context switch |
-//! | `eevdf` | EEVDF: `avg_vruntime`, `place_entity`, `pick_eevdf`, `update_curr` |
+//! | [`eevdf`] | `struct cfs_rq` ([`eevdf::CfsRq`]) over the `struct sched_entity` arena `Sim::se`; EEVDF: `avg_vruntime`, `place_entity`, `pick_eevdf`, `update_curr` |
 //! | `cfs` | pre-EEVDF CFS (≤ v6.5): sleeper credit, `check_preempt_tick`, `wakeup_gran` |
 //! | `idle` | `do_idle`, idle-state governor, `schedule_idle` |
 //! | `newidle` | `sched_balance_newidle` (`newidle_balance` before v6.10) |
-//! | `shared_runq` | SHARED_RUNQ: David Vernet's per-LLC sharded FIFO (2023) |
+//! | `shared_runq` | SHARED_RUNQ: David Vernet's per-LLC sharded FIFO (2023); its state is [`data::SharedRunq`] |
 //! | `balance` | `sched_balance_rq` (`load_balance` before v6.10) |
 //! | `periodic` | `sched_balance_domains` (`rebalance_domains`), `_nohz_idle_balance` |
 //! | `pelt` | per-entity load tracking |
 //! | `enqueue` | `enqueue_task_fair` / `dequeue_task_fair`, `set_task_cpu`, task-group load |
 //! | `irq` | `handle_irq`: interrupts, the tick, softirqs, preemption on return to user |
 //! | `syscalls` | `do_syscall_64`: the behaviour language's compute, pipes/sockets, futexes, sleeps, exit |
+//! | [`state`] | `task_struct` (`Task`), `struct sched_entity` (`Entity`), `struct rq` (`Cpu`), `sd_llc_shared` (`LlcShared`), `struct nohz`, pipes, futexes |
+//! | [`data`] | the data layer: plain state types with their own methods and no `Sim` (`SharedLine`, `SpinLock` = `raw_spinlock_t`, `SisFilter`, `SharedRunq`), used by `lines`, `locks`, `sis_filter`, `shared_runq` |
 //! | `locks` | rq locks as FIFO spinlocks with cache-line hand-off |
 //! | `lines` | shared cache lines and short locks: owner, transfer, serialised writers; a channel's lines and each message's (read on another CPU, or evicted) |
 //! | [`user_locks`] | schbench's per-CPU user-space spinlock (`lock_this_cpu`) |
@@ -64,6 +66,7 @@
 
 mod balance;
 mod cfs;
+pub mod data;
 pub mod eevdf;
 mod enqueue;
 pub mod exec;

@@ -15,73 +15,63 @@
 //! its lines (skb, data head, slab freelist; a pipe's data) until a reader elsewhere pulls them,
 //! or until that CPU has written more message memory than its private cache holds, after which
 //! a socket message is read cold.
+//!
+//! Cost convention (the whole model): a function either returns the CPU time it costs, for its
+//! caller to add to a step (`busy`) or to a result it returns, or charges it (`Sim::charge`: the
+//! CPU's debt, paid in its next step) and returns nothing; never both. Everything here charges;
+//! the data layer's [`SharedLine::take`] returns.
 
 use crate::sim::Sim;
 use wakesim_engine::Time;
 
-#[derive(Clone, Copy, Debug, Default)]
-pub struct SharedLine {
-    pub owner: u32,
-    pub free_at: Time,
-    /// Accesses, accesses that had to wait, and the total wait.
-    pub accesses: u64,
-    pub contended: u64,
-    pub wait: Time,
-}
+pub use crate::data::SharedLine;
 
 impl Sim {
     /// `cpu` takes `line` exclusively for `hold` ns (an atomic RMW, or a lock + short critical
-    /// section); returns the CPU time it costs `cpu` (wait + transfer + hold), already charged.
-    pub(crate) fn line_rmw(&mut self, cpu: usize, line: &mut SharedLine, hold: Time) -> Time {
+    /// section). Charges `cpu` the CPU time it costs (wait + transfer + hold) and returns
+    /// nothing: a caller that needs the cost in a result of its own takes the line with
+    /// [`SharedLine::take`] and charges nothing.
+    pub(crate) fn line_rmw(&mut self, cpu: usize, line: &mut SharedLine, hold: Time) {
         self.lines_rmw(cpu, line, 1, hold, 0)
     }
 
     /// `cpu` takes a group of `n` lines that move together (a lock and the state it guards)
     /// `after` ns from now, for `hold` ns: waits while another CPU holds them, pays `n`
-    /// transfers if they were last written elsewhere. Returns the CPU time from `now + after`
-    /// (wait + transfers + hold), already charged.
-    pub(crate) fn lines_rmw(&mut self, cpu: usize, line: &mut SharedLine, n: u64, hold: Time, after: Time) -> Time {
+    /// transfers if they were last written elsewhere. Charges `cpu` the CPU time from
+    /// `now + after` (wait + transfers + hold); returns nothing.
+    pub(crate) fn lines_rmw(&mut self, cpu: usize, line: &mut SharedLine, n: u64, hold: Time, after: Time) {
         let now = self.now() + after;
         let transfer = n * self.c.line.get(self.m.dist(cpu, line.owner as usize));
-        let start = now.max(line.free_at);
-        line.accesses += 1;
-        if start > now {
-            line.contended += 1;
-            line.wait += start - now;
-        }
-        let done = start + transfer + hold;
-        line.free_at = done;
-        line.owner = cpu as u32;
-        let cost = done - now;
+        let cost = line.take(cpu as u32, now, transfer, hold);
         self.charge(cpu, cost);
-        cost
     }
 
     /// A read or write of channel `ch` (`pipe_read()`/`pipe_write()` under `pipe->mutex`, or the
-    /// socket's queue): takes the channel's lines `after` ns from now for `hold` ns.
-    pub(crate) fn chan_rmw(&mut self, cpu: usize, ch: u32, hold: Time, after: Time) -> Time {
+    /// socket's queue): takes the channel's lines `after` ns from now for `hold` ns. Charges
+    /// `cpu` (`lines_rmw`); returns nothing.
+    pub(crate) fn chan_rmw(&mut self, cpu: usize, ch: u32, hold: Time, after: Time) {
         let chan = &self.chans[ch as usize];
         let (mut line, n) = (chan.line, chan.lines);
-        let cost = self.lines_rmw(cpu, &mut line, n, hold, after);
+        self.lines_rmw(cpu, &mut line, n, hold, after);
         self.chans[ch as usize].line = line;
-        cost
     }
 
     /// A futex op on `cpu` (`futex_wait()` queueing, `futex_wake()` walking and unqueueing, or a
     /// woken waiter's return through `futex_unqueue()`): takes futex `fx`'s `futex_lines` lines
-    /// (hash bucket, `futex_q`, futex word) `after` ns from now for `hold` ns.
-    pub(crate) fn futex_rmw(&mut self, cpu: usize, fx: u32, hold: Time, after: Time) -> Time {
+    /// (hash bucket, `futex_q`, futex word) `after` ns from now for `hold` ns. Charges `cpu`
+    /// (`lines_rmw`); returns nothing.
+    pub(crate) fn futex_rmw(&mut self, cpu: usize, fx: u32, hold: Time, after: Time) {
         let mut line = self.futexes[fx as usize].line;
-        let cost = self.lines_rmw(cpu, &mut line, self.c.futex_lines, hold, after);
+        self.lines_rmw(cpu, &mut line, self.c.futex_lines, hold, after);
         self.futexes[fx as usize].line = line;
-        cost
     }
 
     /// The reader on `cpu` consumes `bytes` of channel `ch`'s queued messages. A message whose
     /// writer's CPU has since written more message memory than its private cache holds was
     /// evicted: the reader pays `msg_cold` for it (a reuse-distance model of that cache). One
     /// still cached on another CPU is pulled over: `msg_lines` transfers by distance. A message
-    /// is paid for by its first read; what is left of it is then in the reader's cache.
+    /// is paid for by its first read; what is left of it is then in the reader's cache. Charges
+    /// `cpu`; returns nothing.
     pub(crate) fn read_msgs(&mut self, cpu: usize, ch: u32, mut bytes: u64) {
         let mut cost = 0;
         let chan = &mut self.chans[ch as usize];

@@ -1,31 +1,16 @@
-//! Spinlocks as FIFO resources (MODELING.md "Shared state has a location").
+//! Spinlocks as FIFO resources (MODELING.md "Shared state has a location"): the mechanism
+//! around [`SpinLock`] (`raw_spinlock_t`, in the data layer).
 //!
 //! The holder's CPU is busy for the hold time; waiters spin (their CPUs are busy, interrupts
 //! off) and acquire in arrival order, as a queued spinlock hands off. Each acquisition pays the
 //! transfer of the lock's cache line from the previous holder's CPU.
 
-use std::collections::VecDeque;
+pub use crate::data::SpinLock;
 
 /// Which lock (rq locks are indexed by CPU).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LockId {
     Rq(u32),
-}
-
-#[derive(Clone, Debug)]
-pub struct SpinLock {
-    pub holder: Option<u32>,
-    pub waiters: VecDeque<u32>,
-    /// CPU that last held the lock (owner of its cache line).
-    pub last_cpu: u32,
-    pub acquisitions: u64,
-    pub contended: u64,
-}
-
-impl SpinLock {
-    pub fn new(home_cpu: u32) -> Self {
-        SpinLock { holder: None, waiters: VecDeque::new(), last_cpu: home_cpu, acquisitions: 0, contended: 0 }
-    }
 }
 
 use crate::exec::{Flow, Frame};
@@ -44,19 +29,13 @@ impl Sim {
     pub(crate) fn lock_acquire(&mut self, cpu: usize, id: LockId) -> Flow {
         self.cpus[cpu].irqs_off += 1;
         self.wake.rq_lock_acquires += 1;
-        let l = self.lock_mut(id);
-        l.acquisitions += 1;
-        if l.holder.is_none() {
+        if let Some(from) = self.lock_mut(id).acquire_or_queue(cpu as u32) {
             // Uncontended: taken at once; the acquisition (plus the line transfer from the last
             // holder) is paid in the CPU's next step, while it holds the lock.
-            l.holder = Some(cpu as u32);
-            let from = std::mem::replace(&mut l.last_cpu, cpu as u32) as usize;
-            let cost = self.c.rq_lock + self.c.line.get(self.m.dist(from, cpu));
+            let cost = self.c.rq_lock + self.c.line.get(self.m.dist(from as usize, cpu));
             self.charge(cpu, cost);
             return Flow::Pop;
         }
-        l.contended += 1;
-        l.waiters.push_back(cpu as u32);
         self.wake.rq_lock_contended += 1;
         let now = self.now();
         let c = &mut self.cpus[cpu];
@@ -73,10 +52,7 @@ impl Sim {
         let now = self.now();
         let l = self.lock_mut(id);
         invariant_holder(l, cpu, id);
-        l.holder = None;
-        if let Some(next) = l.waiters.pop_front() {
-            l.holder = Some(next);
-            l.last_cpu = next;
+        if let Some(next) = l.release() {
             let next = next as usize;
             let spin = now.saturating_sub(self.cpus[next].step_end);
             self.wake.rq_lock_spin += spin;

@@ -31,7 +31,7 @@ impl Sim {
         t.cpu = target as u32;
         t.recent_used_cpu = target as u32;
         t.state = TState::Runnable;
-        t.se.exec_start = self.q.now();
+        self.se[p as usize].exec_start = self.q.now();
         self.activate_task(target, p, false, true);
         // The forking parent runs elsewhere in reality; here the kick always crosses CPUs.
         let from = if parent == target { (target + 1) % self.nr_cpus() } else { parent };
@@ -87,9 +87,10 @@ impl Sim {
             .collect();
         let tasks = self.tasks[self.first_task as usize..]
             .iter()
-            .map(|t| TaskStat {
+            .zip(&self.se[self.first_task as usize..])
+            .map(|(t, se)| TaskStat {
                 name: t.name.clone(),
-                runtime_ns: t.se.sum_exec_runtime,
+                runtime_ns: se.sum_exec_runtime,
                 wait_ns: t.counters.wait_time,
                 nr_wakeups: t.counters.nr_wakeups,
                 nr_migrations: t.counters.nr_migrations,

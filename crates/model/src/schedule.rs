@@ -64,7 +64,7 @@ impl Sim {
                 self.drain_delayed(cpu);
                 if !self.tasks[prev as usize].is_idle && self.cpus[cpu].cfs.curr == prev && self.cpus[cpu].cfs.curr_on_rq {
                     let now = self.now();
-                    if self.cpus[cpu].cfs.update_curr(&mut self.tasks, now) {
+                    if self.cpus[cpu].cfs.update_curr(&mut self.se, now) {
                         // deadline passed: handled by the pick below
                     }
                 }
@@ -134,7 +134,7 @@ impl Sim {
             if self.cpus[cpu].cfs.nr_running() == 0 {
                 return;
             }
-            let t = self.cpus[cpu].cfs.pick(&self.tasks, &f);
+            let t = self.cpus[cpu].cfs.pick(&self.se, &f);
             if t == NO_TASK || !self.tasks[t as usize].delayed {
                 return;
             }
@@ -154,14 +154,14 @@ impl Sim {
             c.cfs.curr_on_rq = false;
             return c.idle_task;
         }
-        let next = c.cfs.pick(&self.tasks, &f);
+        let next = c.cfs.pick(&self.se, &f);
         if next == prev && c.cfs.curr == prev && c.cfs.curr_on_rq {
             return prev;
         }
         if c.cfs.curr != NO_TASK {
             if c.cfs.curr_on_rq {
                 let pc = c.cfs.curr;
-                c.cfs.put_prev(&mut self.tasks, pc);
+                c.cfs.put_prev(&mut self.se, pc);
                 self.tasks[pc as usize].enqueued_at = now;
                 self.shared_runq_push(cpu, pc);
             } else {
@@ -169,7 +169,7 @@ impl Sim {
             }
         }
         let c = &mut self.cpus[cpu];
-        c.cfs.set_next(&mut self.tasks, next, now);
+        c.cfs.set_next(&mut self.se, next, now);
         self.shared_runq_retract(cpu, next);
         next
     }

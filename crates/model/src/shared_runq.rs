@@ -12,57 +12,14 @@
 //! `shared_runq_pick_next_task()`.
 
 use crate::exec::{Flow, Frame};
-use crate::lines::SharedLine;
 use crate::locks::LockId;
 use crate::sim::Sim;
 use crate::state::{TaskId, NO_TASK};
-use std::collections::VecDeque;
-
-/// CPUs per shard (`SHARED_RUNQ_SHARD_SZ` = 6 in v3).
-pub const SHARD_SZ: usize = 6;
-
-#[derive(Clone, Debug, Default)]
-pub struct Shard {
-    pub tasks: VecDeque<TaskId>,
-    /// The shard's lock and list head: one cache line.
-    pub line: SharedLine,
-}
-
-/// `struct shared_runq` layout of the machine: shards per LLC and each CPU's home shard.
-#[derive(Clone, Debug, Default)]
-pub struct SharedRunq {
-    pub shards: Vec<Shard>,
-    /// `(first shard, number of shards)` of each LLC.
-    pub llc_shards: Vec<(u32, u32)>,
-    pub home: Vec<u32>,
-    /// Which shard a task is queued on (`u32::MAX`: none).
-    pub queued_on: Vec<u32>,
-}
 
 /// Cost of the list operation inside the shard lock, ns [EST: a list_add/list_del and two
 /// pointer writes on lines already held].
 const SHARD_OP: u64 = 20;
 
-impl SharedRunq {
-    pub fn new(llc_cpus: &[Vec<u32>], nr_cpus: usize, nr_tasks: usize) -> Self {
-        let mut s = SharedRunq { home: vec![0; nr_cpus], queued_on: vec![u32::MAX; nr_tasks], ..Default::default() };
-        for cpus in llc_cpus {
-            let n = cpus.len().div_ceil(SHARD_SZ).max(1);
-            let base = s.shards.len() as u32;
-            for i in 0..n {
-                let owner = cpus[(i * SHARD_SZ).min(cpus.len() - 1)];
-                s.shards.push(Shard { tasks: VecDeque::new(), line: SharedLine { owner, ..Default::default() } });
-            }
-            s.llc_shards.push((base, n as u32));
-            // v3 picks a CPU's shard from its number so that SMT siblings tend to share one;
-            // modelled as (cpu / 2) mod shards (research §11.1).
-            for &c in cpus {
-                s.home[c as usize] = base + ((c as usize / 2) % n) as u32;
-            }
-        }
-        s
-    }
-}
 
 
 /// Where a `shared_runq_pick_next_task()` pull resumes.
@@ -172,7 +129,7 @@ impl Sim {
             SharedRunqPhase::SourceLocked => {
                 let s = src as usize;
                 let t = &self.tasks[task as usize];
-                let movable = t.on_rq && !t.on_cpu && t.cpu == src && !t.migrating && s != cpu;
+                let movable = self.se[task as usize].on_rq && !t.on_cpu && t.cpu == src && !t.migrating && s != cpu;
                 if !movable {
                     self.wake.shared_runq_stale += 1;
                     self.lock_release(cpu, LockId::Rq(src));

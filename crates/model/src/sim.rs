@@ -1,17 +1,13 @@
 //! `Sim`: the whole simulated system, and its construction from a machine, a cost profile,
 //! features and a workload.
 
-use crate::eevdf::CfsRq;
 use crate::exec::{Ev, Frame};
 use crate::features::Features;
-use crate::lines::SharedLine;
-use crate::locks::SpinLock;
-use crate::pelt::SchedAvg;
+use crate::data::SharedLine;
 use crate::state::*;
 use crate::tunables::{nice_to_weight, Tunables};
-use std::collections::VecDeque;
 use wakesim_costs::CostProfile;
-use wakesim_engine::{stream_id, EventQueue, RngStream, Time};
+use wakesim_engine::{EventQueue, Time};
 use wakesim_machine::{CpuSet, Machine};
 use wakesim_stats::{CpuSchedstat, DomainSchedstat, LatencyHist, NewidleLevel, NewidleStats, WakeStats};
 use wakesim_workloads::{ChanKind, MarkRecord, Op, Program, Workload};
@@ -34,13 +30,16 @@ pub struct Sim {
     pub t: Tunables,
     pub q: EventQueue<Ev>,
     pub tasks: Vec<Task>,
+    /// The tasks' scheduling entities (`p->se`), indexed like `tasks`: the arena the runqueues'
+    /// [`crate::eevdf::CfsRq`] methods work on.
+    pub se: Vec<Entity>,
     pub cpus: Vec<Cpu>,
     pub doms: Vec<Vec<DomState>>,
     pub llcs: Vec<LlcShared>,
     pub chans: Vec<Chan>,
     pub futexes: Vec<Futex>,
     pub barriers: Vec<Barrier>,
-    pub shared_runq: crate::shared_runq::SharedRunq,
+    pub shared_runq: crate::data::SharedRunq,
     pub mutexes: Vec<Mutex>,
     /// Per-CPU user-space locks (`user_locks`): array `set`'s lock of CPU `c` is
     /// `cpu_locks[set * nr_cpus + c]`.
@@ -107,69 +106,22 @@ impl Sim {
                     nr_busy_cpus: 0,
                     nr_avail_idle: span.weight() as u32,
                     avg_scan_cost: 0,
-                    sis_mask: span,
-                    sis_line: SharedLine { owner: id, ..Default::default() },
+                    sis_filter: crate::data::SisFilter::new(span, id),
                     line_owner: id,
                 }
             })
             .collect();
         let mut cpus = Vec::with_capacity(n);
         let mut tasks = Vec::with_capacity(n + wl.tasks.len());
+        let mut se = Vec::with_capacity(n + wl.tasks.len());
+        let slice = t.base_slice as i64;
         for c in 0..n {
             let llc = llc_ids.binary_search(&m.llc_id[c]).unwrap() as u32;
-            tasks.push(new_task(format!("swapper/{c}"), true, 0, CpuSet::from_cpus([c]), c as u32, 1024, 0, 0, cfg.seed, c as u64, &t));
+            tasks.push(Task::new(format!("swapper/{c}"), true, 0, CpuSet::from_cpus([c]), c as u32, 0, 0, cfg.seed, c as u64));
+            se.push(Entity::new(1024, slice));
             tasks[c].stack.push(Frame::Idle { phase: crate::idle::IdlePhase::LoopTop });
             tasks[c].on_cpu = true;
-            cpus.push(Cpu {
-                mode: Mode::Idle,
-                gen: 0,
-                step_end: 0,
-                irqs_off: 0,
-                pend_ipi: false,
-                pend_tick: false,
-                pend_timers: Vec::new(),
-                pend_since: 0,
-                softirq_pending: false,
-                nohz_balance_pending: false,
-                debt: 0,
-                user_start: 0,
-                user_speed: 1.0,
-                need_resched: false,
-                idle_state: 0,
-                polling: false,
-                poll_exit: false,
-                poll_until: 0,
-                active_mm: None,
-                idle_enter: 0,
-                idle_predict: 0,
-                tick_armed: false,
-                curr: c as TaskId,
-                idle_task: c as TaskId,
-                top: Frame::Idle { phase: crate::idle::IdlePhase::LoopTop },
-                nr_running: 0,
-                cfs: CfsRq::new(),
-                lock: SpinLock::new(c as u32),
-                ttwu_pending: false,
-                csd: VecDeque::new(),
-                idle_stamp: 0,
-                // rq->avg_idle = 2*sysctl_sched_migration_cost; max_idle_balance_cost = migration_cost (sched_init).
-                avg_idle: 2 * t.migration_cost,
-                max_idle_balance_cost: t.migration_cost,
-                next_balance: 0,
-                capacity: crate::tunables::CAPACITY,
-                nohz_idle: false,
-                kicked_without_task: false,
-                lb_moved: 0,
-                lb_continue: true,
-                llc,
-                avail_idle: true,
-                tg_load_contrib: 0,
-                tg_last_update: 0,
-                wake_avg_idle: 0,
-                sis_scan_sibling: false,
-                wake_stamp: 0,
-                busy_time: 0,
-            });
+            cpus.push(Cpu::new(c as u32, c as TaskId, llc, &t));
         }
         // Per-domain mutable state, with the precomputed cost of reading every rq in the span.
         let doms = (0..n)
@@ -213,24 +165,23 @@ impl Sim {
             if start != u32::MAX && !allowed.contains(start as usize) {
                 return Err(format!("task '{}' starts on CPU {} outside its allowed CPUs", ts.name, start));
             }
-            let mut task = new_task(
+            let mut task = Task::new(
                 ts.name.clone(),
                 false,
                 i as u32,
                 allowed,
                 if start == u32::MAX { 0 } else { start },
-                nice_to_weight(ts.nice) as u64,
                 ts.mm,
                 ts.group,
                 cfg.seed,
                 i as u64,
-                &t,
             );
             task.state = TState::Sleeping;
             task.start_cpu = start;
             task.stack.push(Frame::User);
             task.smt_throughput = ts.smt_throughput.unwrap_or(cfg.costs.smt_throughput);
             tasks.push(task);
+            se.push(Entity::new(nice_to_weight(ts.nice) as u64, slice));
         }
         let chans = wl
             .channels
@@ -289,7 +240,7 @@ impl Sim {
                     .collect()
             })
             .collect();
-        let shared_runq = crate::shared_runq::SharedRunq::new(&llc_cpus, n, tasks.len());
+        let shared_runq = crate::data::SharedRunq::new(&llc_cpus, n, tasks.len());
         Ok(Sim {
             shared_runq,
             scan_cost,
@@ -299,6 +250,7 @@ impl Sim {
             // One slot per CPU for its generation-guarded events (its next step, its POLL timeout).
             q: EventQueue::with_slots(n),
             tasks,
+            se,
             cpus,
             doms,
             llcs,
@@ -342,77 +294,6 @@ impl Sim {
 
     pub fn jiffies(&self) -> u64 {
         self.t.jiffies(self.now())
-    }
-}
-
-impl Task {
-    /// A nice-0 task that belongs to no simulation, for code that drives a
-    /// [`crate::eevdf::CfsRq`] directly (a trace replay, tests); its id is its index in the
-    /// caller's vector. Base slice as on a 1-CPU machine; callers set `se.slice` as they need.
-    pub fn standalone(name: &str) -> Task {
-        let t = Tunables::for_cpus(1);
-        new_task(name.to_string(), false, 0, CpuSet::from_cpus([0]), 0, crate::tunables::NICE_0_LOAD, 1, 0, 1, 0, &t)
-    }
-}
-
-#[allow(clippy::too_many_arguments)]
-fn new_task(
-    name: String,
-    is_idle: bool,
-    prog: u32,
-    allowed: CpuSet,
-    cpu: u32,
-    weight: u64,
-    mm: u32,
-    group: u32,
-    seed: u64,
-    n: u64,
-    t: &Tunables,
-) -> Task {
-    Task {
-        name,
-        is_idle,
-        prog,
-        pc: 0,
-        loops: Vec::new(),
-        state: TState::Runnable,
-        on_rq: false,
-        on_cpu: false,
-        migrating: false,
-        delayed: false,
-        cpu,
-        recent_used_cpu: cpu,
-        start_cpu: NO_CPU,
-        nr_cpus_allowed: allowed.weight() as u32,
-        allowed,
-        weight,
-        mm,
-        group,
-        se: crate::state::Entity { slice: t.base_slice as i64, ..Default::default() },
-        avg: SchedAvg::new(0),
-        util_est: 0,
-        last_wakee: NO_TASK,
-        wakee_flips: 0,
-        wakee_flip_decay_ts: 0,
-        stack: Vec::with_capacity(8),
-        compute_left: 0,
-        migrate_penalty: 0,
-        remote_wakeup: false,
-        wake_start: 0,
-        enqueued_at: 0,
-        rng: RngStream::new(seed, stream_id(if is_idle { "idle" } else { "task" }), n),
-        counters: Default::default(),
-        exit_time: None,
-        switched_in: 0,
-        sys_wake: NO_TASK,
-        sys_wake_sync: false,
-        chan_work_owed: false,
-        csd_pending: 0,
-        wake_list: VecDeque::new(),
-        timer_next: 0,
-        smt_throughput: 1.15,
-        cpu_lock_step: crate::user_locks::CpuLockStep::Idle,
-        cpu_locks_held: Vec::new(),
     }
 }
 

@@ -18,30 +18,34 @@ impl Sim {
             return;
         }
         let l = self.cpus[cpu].llc as usize;
-        let present = self.smt[cpu].iter().any(|&s| self.llcs[l].sis_mask.contains(s as usize));
+        let present = self.smt[cpu].iter().any(|&s| self.llcs[l].sis_filter.mask.contains(s as usize));
         if !present {
-            let mut line = self.llcs[l].sis_line;
+            let mut line = self.llcs[l].sis_filter.line;
             self.line_rmw(cpu, &mut line, 0);
-            self.llcs[l].sis_line = line;
-            self.llcs[l].sis_mask.set(cpu);
+            self.llcs[l].sis_filter.line = line;
+            self.llcs[l].sis_filter.mask.set(cpu);
         }
     }
 
+    /// A scan's write of the LLC's mask line from `this` (bits it cleared). Returns the cost
+    /// and charges nothing: the scan adds it to the cost it returns, which the wakeup pays with
+    /// the placement (`try_to_wake_up` busies the waker for `select_task_rq_fair()`'s cost).
     fn sis_mask_write(&mut self, this: usize, l: usize) -> Time {
-        let mut line = self.llcs[l].sis_line;
-        let c = self.line_rmw(this, &mut line, 0);
-        self.llcs[l].sis_line = line;
-        c
+        let now = self.now();
+        let transfer = self.c.line.get(self.m.dist(this, self.llcs[l].sis_filter.line.owner as usize));
+        self.llcs[l].sis_filter.line.take(this as u32, now, transfer, 0)
     }
 
-    /// `select_idle_cpu()` with the filter (v6 4/4 scan-failure handling).
+    /// `select_idle_cpu()` with the filter (v6 4/4 scan-failure handling). Returns the CPU found
+    /// and the scan's cost (probes, the mask line's read, any mask write) and charges nothing:
+    /// the wakeup pays it with the placement.
     pub(crate) fn select_idle_cpu_filter(&mut self, this: usize, p: TaskId, has_idle_core: bool, target: usize, mut nr: i64) -> (Option<(usize, SisOutcome)>, Time) {
         let l = self.cpus[target].llc as usize;
-        let scan_sibling = std::mem::take(&mut self.cpus[target].sis_scan_sibling);
+        let scan_sibling = std::mem::take(&mut self.cpus[target].sis_filter.scan_sibling);
         let allowed = self.tasks[p as usize].allowed;
-        let cpus = self.llcs[l].sis_mask.and(&allowed);
+        let cpus = self.llcs[l].sis_filter.mask.and(&allowed);
         // Reading the shared mask line.
-        let mut cost = self.c.line.get(self.m.dist(this, self.llcs[l].sis_line.owner as usize));
+        let mut cost = self.c.line.get(self.m.dist(this, self.llcs[l].sis_filter.line.owner as usize));
         let mut idle: Option<usize> = None;
         let mut found: Option<(usize, SisOutcome)> = None;
         let mut probes = 0u64;
@@ -85,7 +89,7 @@ impl Sim {
                     }
                     None => {
                         // A false positive: the whole core is busy.
-                        self.llcs[l].sis_mask.clear(c);
+                        self.llcs[l].sis_filter.mask.clear(c);
                         cleared = true;
                     }
                 }
@@ -109,10 +113,10 @@ impl Sim {
                 found = Some((c, SisOutcome::IdleCpu));
             } else if nr > 0 && has_idle_core {
                 // A full idle-core scan found nothing idle: the mask is all wrong.
-                self.llcs[l].sis_mask = wakesim_machine::CpuSet::new();
+                self.llcs[l].sis_filter.mask = wakesim_machine::CpuSet::new();
                 cost += self.sis_mask_write(this, l);
             } else if !(nr > 0 && scan_sibling) {
-                self.cpus[target].sis_scan_sibling = true;
+                self.cpus[target].sis_filter.scan_sibling = true;
             }
         }
         self.wake.sis_probes += probes;

@@ -3,10 +3,11 @@
 
 use crate::eevdf::CfsRq;
 use crate::exec::Frame;
-use crate::locks::SpinLock;
+use crate::data::SpinLock;
 use crate::pelt::SchedAvg;
+use crate::tunables::Tunables;
 use std::collections::VecDeque;
-use wakesim_engine::{RngStream, Time};
+use wakesim_engine::{stream_id, RngStream, Time};
 use wakesim_machine::CpuSet;
 
 pub type TaskId = u32;
@@ -26,9 +27,19 @@ pub enum TState {
     Dead,
 }
 
-/// A `sched_entity` (EEVDF quantities in virtual ns).
+/// A `struct sched_entity` (EEVDF quantities in virtual ns). A task's entity is kept in the
+/// entity arena `Sim::se` at the task's id, apart from the `Task`, so that the runqueue code
+/// (`CfsRq`) reads dense entities and nothing else.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Entity {
+    /// `se->load.weight` (from the nice value: `sched_prio_to_weight`).
+    pub weight: u64,
+    /// `se->on_rq`: in its runqueue's tree or running as its `curr` (a delayed entity too). The
+    /// model's `p->on_rq` (TASK_ON_RQ_QUEUED) is the same flag.
+    pub on_rq: bool,
+    /// `se->avg.util_est`: the task's estimated utilisation, summed into `cfs_rq->avg.util_est`
+    /// while it is queued.
+    pub util_est: u64,
     pub vruntime: i64,
     pub deadline: i64,
     pub slice: i64,
@@ -58,6 +69,8 @@ pub struct TaskCounters {
     pub wait_time: Time,
 }
 
+/// A `task_struct`, reduced to what the model uses; its `sched_entity` is kept apart, at the
+/// same index of `Sim::se` ([`Entity`]).
 pub struct Task {
     pub name: String,
     /// The idle task ("swapper/N") of CPU N.
@@ -68,7 +81,6 @@ pub struct Task {
     /// Remaining iterations of each active loop, innermost last.
     pub loops: Vec<u64>,
     pub state: TState,
-    pub on_rq: bool,
     pub on_cpu: bool,
     /// Detached by the load balancer, not yet attached (on_rq = TASK_ON_RQ_MIGRATING).
     pub migrating: bool,
@@ -81,12 +93,10 @@ pub struct Task {
     pub start_cpu: u32,
     pub allowed: CpuSet,
     pub nr_cpus_allowed: u32,
-    pub weight: u64,
     pub mm: u32,
     pub group: u32,
-    pub se: Entity,
+    /// `p->se.avg` (the entity's own fields are in `Sim::se`; see [`Entity`]).
     pub avg: SchedAvg,
-    pub util_est: u64,
     pub last_wakee: TaskId,
     pub wakee_flips: u32,
     pub wakee_flip_decay_ts: u64,
@@ -223,13 +233,150 @@ pub struct Cpu {
     /// Load this CPU last added to the task group's `tg->load_avg` (`tg_load_avg_contrib`).
     pub tg_load_contrib: u64,
     pub tg_last_update: Time,
-    /// SIS_FILTER: the next scan targeting this CPU also probes SMT siblings (after a failure).
-    pub sis_scan_sibling: bool,
+    /// SIS_FILTER's per-CPU state.
+    pub sis_filter: crate::data::SisFilterCpu,
     /// SIS_PROP: `wake_avg_idle` and its jiffies stamp.
     pub wake_avg_idle: Time,
     pub wake_stamp: u64,
     /// Accumulated time in each mode, for utilisation reports.
     pub busy_time: Time,
+}
+
+impl Task {
+    /// A task that belongs to no simulation, for code that keeps tasks beside a
+    /// [`crate::eevdf::CfsRq`] it drives directly (a trace replay, tests); its id is its index
+    /// in the caller's vector, its entity ([`Entity::standalone`]) at the same index of theirs.
+    pub fn standalone(name: &str) -> Task {
+        Task::new(name.to_string(), false, 0, CpuSet::from_cpus([0]), 0, 1, 0, 1, 0)
+    }
+
+    /// A task (or, `is_idle`, CPU `cpu`'s idle task) of program `prog`, before it first runs:
+    /// `copy_process()`/`sched_fork()` state. Its random stream is the `n`th of its kind for
+    /// `seed`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        name: String,
+        is_idle: bool,
+        prog: u32,
+        allowed: CpuSet,
+        cpu: u32,
+        mm: u32,
+        group: u32,
+        seed: u64,
+        n: u64,
+    ) -> Task {
+        Task {
+            name,
+            is_idle,
+            prog,
+            pc: 0,
+            loops: Vec::new(),
+            state: TState::Runnable,
+            on_cpu: false,
+            migrating: false,
+            delayed: false,
+            cpu,
+            recent_used_cpu: cpu,
+            start_cpu: NO_CPU,
+            nr_cpus_allowed: allowed.weight() as u32,
+            allowed,
+            mm,
+            group,
+            avg: SchedAvg::new(0),
+            last_wakee: NO_TASK,
+            wakee_flips: 0,
+            wakee_flip_decay_ts: 0,
+            stack: Vec::with_capacity(8),
+            compute_left: 0,
+            migrate_penalty: 0,
+            remote_wakeup: false,
+            wake_start: 0,
+            enqueued_at: 0,
+            rng: RngStream::new(seed, stream_id(if is_idle { "idle" } else { "task" }), n),
+            counters: Default::default(),
+            exit_time: None,
+            switched_in: 0,
+            sys_wake: NO_TASK,
+            sys_wake_sync: false,
+            chan_work_owed: false,
+            csd_pending: 0,
+            wake_list: VecDeque::new(),
+            timer_next: 0,
+            smt_throughput: 1.15,
+            cpu_lock_step: crate::user_locks::CpuLockStep::Idle,
+            cpu_locks_held: Vec::new(),
+        }
+    }
+}
+
+impl Entity {
+    /// A task's entity before its first enqueue: weight `weight`, slice `slice` (ns).
+    pub fn new(weight: u64, slice: i64) -> Entity {
+        Entity { weight, slice, ..Default::default() }
+    }
+
+    /// A nice-0 entity that belongs to no simulation (see [`Task::standalone`]): base slice as
+    /// on a 1-CPU machine; callers set `slice` as they need.
+    pub fn standalone() -> Entity {
+        Entity::new(crate::tunables::NICE_0_LOAD, Tunables::for_cpus(1).base_slice as i64)
+    }
+}
+
+impl Cpu {
+    /// CPU `cpu` at boot (`sched_init()`), running its idle task `idle_task`, in LLC `llc` (an
+    /// index into `Sim::llcs`).
+    pub fn new(cpu: u32, idle_task: TaskId, llc: u32, t: &Tunables) -> Cpu {
+        Cpu {
+            mode: Mode::Idle,
+            gen: 0,
+            step_end: 0,
+            irqs_off: 0,
+            pend_ipi: false,
+            pend_tick: false,
+            pend_timers: Vec::new(),
+            pend_since: 0,
+            softirq_pending: false,
+            nohz_balance_pending: false,
+            debt: 0,
+            user_start: 0,
+            user_speed: 1.0,
+            need_resched: false,
+            idle_state: 0,
+            polling: false,
+            poll_exit: false,
+            poll_until: 0,
+            active_mm: None,
+            idle_enter: 0,
+            idle_predict: 0,
+            tick_armed: false,
+            curr: idle_task,
+            idle_task,
+            top: Frame::Idle { phase: crate::idle::IdlePhase::LoopTop },
+            nr_running: 0,
+            cfs: CfsRq::new(),
+            lock: SpinLock::new(cpu),
+            ttwu_pending: false,
+            csd: VecDeque::new(),
+            idle_stamp: 0,
+            // rq->avg_idle = 2*sysctl_sched_migration_cost; max_idle_balance_cost = migration_cost (sched_init).
+            avg_idle: 2 * t.migration_cost,
+            max_idle_balance_cost: t.migration_cost,
+            next_balance: 0,
+            capacity: crate::tunables::CAPACITY,
+            nohz_idle: false,
+            kicked_without_task: false,
+            lb_moved: 0,
+            lb_continue: true,
+            llc,
+            avail_idle: true,
+            tg_load_contrib: 0,
+            tg_last_update: 0,
+            wake_avg_idle: 0,
+            sis_filter: Default::default(),
+            wake_stamp: 0,
+            busy_time: 0,
+        }
+    }
 }
 
 /// `sd_llc_shared`: one cache line per LLC.
@@ -245,10 +392,8 @@ pub struct LlcShared {
     pub nr_avail_idle: u32,
     /// SIS_PROP: `sd_llc->avg_scan_cost`, EWMA (1/8) of the scan's duration.
     pub avg_scan_cost: Time,
-    /// SIS_FILTER: CPUs believed idle, at most one per core (starts as the whole LLC), and the
-    /// shared line it lives on.
-    pub sis_mask: CpuSet,
-    pub sis_line: crate::lines::SharedLine,
+    /// SIS_FILTER's mask and its line.
+    pub sis_filter: crate::data::SisFilter,
     /// Which CPU last wrote the line (for transfer costs).
     pub line_owner: u32,
 }
@@ -285,7 +430,7 @@ pub struct Chan {
     pub wait_cost: Time,
     /// The lines both ends write (`pipe->mutex`, ring indices, slot, data; or the socket's
     /// queue lock and skb): their owner, and until when the current op holds them.
-    pub line: crate::lines::SharedLine,
+    pub line: crate::data::SharedLine,
     /// How many lines an op on another CPU than `line.owner` pulls over (`pipe_lines` /
     /// `sock_lines`).
     pub lines: u64,
@@ -355,7 +500,7 @@ pub struct Futex {
     /// The futex's hash bucket (lock, waiter count, chain head), the waiter's `futex_q` and the
     /// futex word (`kernel/futex/`): written by the waiter when it queues and by the waker when it
     /// unqueues it, so a wake from another CPU pulls them over (`futex_lines` of them).
-    pub line: crate::lines::SharedLine,
+    pub line: crate::data::SharedLine,
 }
 
 /// NOHZ idle-balance global state (`struct nohz`).

@@ -64,7 +64,7 @@ impl Sim {
                     return Flow::Pop; // already woken (or running): nothing to do
                 }
                 self.tasks[p as usize].wake_start = self.now();
-                if self.tasks[p as usize].on_rq {
+                if self.se[p as usize].on_rq {
                     // ttwu_runnable(): it has not finished blocking; keep it queued.
                     let rq = self.tasks[p as usize].cpu;
                     return self.call(cpu, fr(TtwuPhase::RunnableLocked, rq), Frame::Lock { lock: LockId::Rq(rq), granted: false });
@@ -129,7 +129,7 @@ impl Sim {
             }
             TtwuPhase::RunnableLocked => {
                 let rq = target as usize;
-                if self.tasks[p as usize].on_rq {
+                if self.se[p as usize].on_rq {
                     self.wake.wakeups_queued += 1;
                     trace_ev!(self, self.wake_event(cpu, p, rq, WakeHow::Runnable));
                     if self.tasks[p as usize].delayed {
@@ -299,13 +299,13 @@ impl Sim {
             return;
         }
         let now = self.now();
-        let mut resched = self.cpus[rq].cfs.update_curr(&mut self.tasks, now) && self.f.EEVDF;
+        let mut resched = self.cpus[rq].cfs.update_curr(&mut self.se, now) && self.f.EEVDF;
         if !resched {
             let f = self.f;
             resched = if f.EEVDF {
-                self.cpus[rq].cfs.pick_eevdf(&self.tasks, &f) == p
+                self.cpus[rq].cfs.pick_eevdf(&self.se, &f) == p
             } else {
-                self.cpus[rq].cfs.cfs_wakeup_preempts(&self.tasks, p, &self.t)
+                self.cpus[rq].cfs.cfs_wakeup_preempts(&self.se, p, &self.t)
             };
             if resched {
                 self.wake.wakeup_preemptions += 1;

@@ -28,7 +28,7 @@ fn until_before_wake(s: &mut Sim, f: Features) -> (i64, Time) {
     let blocked = step_until_cond(s, 10 * MSEC, "R ran and blocked", |s| {
         s.tasks[s.task_id(R) as usize].state == wakesim_model::state::TState::Sleeping && s.running(3) == Some(H) && s.tasks[s.task_id(R) as usize].counters.nr_switches > 0
     });
-    (s.tasks[s.task_id(R) as usize].se.vlag, blocked)
+    (s.se[s.task_id(R) as usize].vlag, blocked)
 }
 
 #[test]
@@ -44,8 +44,8 @@ fn waking_task_with_positive_lag_preempts_a_task_past_its_protected_slice() {
     assert_eq!(s.wake.wakeup_preemptions, pre + 1, "pick_eevdf chose the wakee");
     assert!(running_h - t_wake < 20 * USEC, "R preempted H at once ({} ns after its timer)", running_h - t_wake);
     // Placement: vruntime = V − vlag·(W + w)/W; with one other entity of equal weight, 2·vlag.
-    let h = &s.tasks[s.task_id(H) as usize].se;
-    let r = &s.tasks[s.task_id(R) as usize].se;
+    let h = &s.se[s.task_id(H) as usize];
+    let r = &s.se[s.task_id(R) as usize];
     let gap = h.vruntime - r.vruntime;
     assert!((gap - 2 * vlag).abs() < 100 * USEC as i64, "v(H) − v(R) = {gap}, 2·vlag = {}", 2 * vlag);
 }
@@ -84,7 +84,7 @@ fn share(n0: i32, n1: i32, t: Time) -> (Time, Time, u64) {
     let now = s.now();
     let rt = |s: &Sim, i: usize| {
         let p = s.task_id(i) as usize;
-        let se = &s.tasks[p].se;
+        let se = &s.se[p];
         // Include the running task's not yet accounted time.
         se.sum_exec_runtime + if s.cpus[1].curr as usize == p { now - se.exec_start } else { 0 }
     };

@@ -25,14 +25,14 @@ fn extra_invariants(s: &Sim) {
         }
     }
     let nr: u32 = (0..s.nr_cpus()).map(|c| s.nr_running(c)).sum();
-    let on_rq = s.tasks.iter().filter(|t| !t.is_idle && t.on_rq).count() as u32;
+    let on_rq = s.tasks.iter().zip(&s.se).filter(|(t, se)| !t.is_idle && se.on_rq).count() as u32;
     assert_eq!(nr, on_rq, "Σ nr_running vs tasks on a runqueue");
     for (i, t) in s.tasks.iter().enumerate().filter(|(_, t)| !t.is_idle) {
         if t.state == TState::Dead {
             // Until its last __schedule() (which may wait for the rq lock) deactivates it, an
             // exiting task is still its CPU's current task and on the runqueue.
             let exiting = s.cpus[t.cpu as usize].curr as usize == i;
-            assert!(!t.on_rq || exiting, "dead task {} still queued", t.name);
+            assert!(!s.se[i].on_rq || exiting, "dead task {} still queued", t.name);
         }
     }
 }
@@ -104,10 +104,10 @@ fn clock_never_goes_back_and_marks_are_monotonic_per_task() {
     for w in s.marks.windows(2) {
         assert!(w[1].time >= w[0].time, "marks recorded out of time order: {:?}", w);
     }
-    for t in s.tasks.iter().filter(|t| !t.is_idle) {
+    for (t, se) in s.tasks.iter().zip(&s.se).filter(|(t, _)| !t.is_idle) {
         let e = t.exit_time.expect("exited");
         assert!(e <= s.now(), "{} exited in the future", t.name);
-        assert!(t.se.sum_exec_runtime <= e, "{} ran longer than it lived", t.name);
+        assert!(se.sum_exec_runtime <= e, "{} ran longer than it lived", t.name);
     }
 }
 

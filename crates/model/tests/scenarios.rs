@@ -89,7 +89,7 @@ fn s2_busy_llc_with_zero_scan_depth_enqueues_under_the_remote_lock_and_sends_a_r
     let r = tasks.len() - 1;
     let mut s = sim("test-smt2", Features::default(), &workload(tasks, 0, 1), 1);
     s.step_until(5 * MSEC);
-    assert!(s.tasks[s.task_id(r) as usize].se.vlag > 0, "R left with a positive lag");
+    assert!(s.se[s.task_id(r) as usize].vlag > 0, "R left with a positive lag");
     // Step until W's try_to_wake_up() places R, keeping the state just before that event.
     let placed = |w: &wakesim_stats::WakeStats| w.sis_outcome.iter().sum::<u64>();
     let (b, depth, idle_any) = loop {

@@ -7,13 +7,13 @@
 //! wake order.
 
 use wakesim_model::eevdf::CfsRq;
-use wakesim_model::state::{Task, TaskId};
+use wakesim_model::state::{Entity, TaskId};
 use wakesim_model::Features;
 
 const SLICE: i64 = 3_000_000;
 
-fn tasks(n: usize) -> Vec<Task> {
-    (0..n).map(|i| Task::standalone(&format!("t{i}"))).collect()
+fn tasks(n: usize) -> Vec<Entity> {
+    vec![Entity::standalone(); n]
 }
 
 fn eevdf() -> Features {
@@ -29,7 +29,7 @@ fn cfs() -> Features {
 
 /// Enqueues `order` one after the other with no time passing: each is placed at the same V
 /// with no lag, so their deadlines (EEVDF) or vruntimes (CFS) are equal.
-fn enqueue_all(f: &Features, order: &[TaskId]) -> (CfsRq, Vec<Task>) {
+fn enqueue_all(f: &Features, order: &[TaskId]) -> (CfsRq, Vec<Entity>) {
     let mut rq = CfsRq::new();
     let mut ts = tasks(order.len());
     for &t in order {
@@ -41,7 +41,7 @@ fn enqueue_all(f: &Features, order: &[TaskId]) -> (CfsRq, Vec<Task>) {
 #[test]
 fn equal_deadlines_go_to_the_entity_inserted_first_not_the_lower_id() {
     let (rq, ts) = enqueue_all(&eevdf(), &[2, 0, 1]);
-    let d: Vec<i64> = (0..3).map(|i| ts[i].se.deadline).collect();
+    let d: Vec<i64> = (0..3).map(|i| ts[i].deadline).collect();
     assert!(
         d[0] == d[1] && d[1] == d[2],
         "placed with equal deadlines: {d:?}"
@@ -53,7 +53,7 @@ fn equal_deadlines_go_to_the_entity_inserted_first_not_the_lower_id() {
 fn equal_vruntimes_go_to_the_entity_inserted_first_under_cfs() {
     let (rq, ts) = enqueue_all(&cfs(), &[1, 0]);
     assert_eq!(
-        ts[0].se.vruntime, ts[1].se.vruntime,
+        ts[0].vruntime, ts[1].vruntime,
         "placed at the same vruntime"
     );
     assert_eq!(rq.pick(&ts, &cfs()), 1);
@@ -77,9 +77,9 @@ fn the_running_entity_keeps_the_cpu_only_with_a_strictly_smaller_key() {
     let f = cfs();
     let (mut rq, mut ts) = enqueue_all(&f, &[0, 1]);
     rq.set_next(&mut ts, 0, 0);
-    assert_eq!(ts[0].se.vruntime, ts[1].se.vruntime);
+    assert_eq!(ts[0].vruntime, ts[1].vruntime);
     assert_eq!(rq.pick(&ts, &f), 1);
     // A nanosecond less and curr stays.
-    ts[0].se.vruntime -= 1;
+    ts[0].vruntime -= 1;
     assert_eq!(rq.pick(&ts, &f), 0);
 }

@@ -11,7 +11,7 @@ use super::parse::{Event, Line, Trace};
 use serde::Serialize;
 use std::collections::{HashMap, HashSet, VecDeque};
 use wakesim_model::eevdf::CfsRq;
-use wakesim_model::state::{Task, TaskId, NO_TASK};
+use wakesim_model::state::{Entity, Task, TaskId, NO_TASK};
 use wakesim_model::Features;
 
 mod balance;
@@ -155,6 +155,8 @@ pub struct Replay<'a> {
     f: Features,
     tick: i64,
     tasks: Vec<Task>,
+    /// The tasks' scheduling entities, indexed like `tasks`: what the cfs_rqs work on.
+    se: Vec<Entity>,
     ids: HashMap<u32, TaskId>,
     pids: Vec<u32>,
     group: HashSet<u32>,
@@ -262,6 +264,7 @@ impl<'a> Replay<'a> {
             o,
             f,
             tasks: Vec::new(),
+            se: Vec::new(),
             ids: HashMap::new(),
             pids: Vec::new(),
             group,
@@ -308,9 +311,8 @@ impl<'a> Replay<'a> {
             return t;
         }
         let id = self.tasks.len() as TaskId;
-        let mut t = Task::standalone(&pid.to_string());
-        t.se.slice = self.o.slice_ns as i64;
-        self.tasks.push(t);
+        self.tasks.push(Task::standalone(&pid.to_string()));
+        self.se.push(Entity { slice: self.o.slice_ns as i64, ..Entity::standalone() });
         self.ids.insert(pid, id);
         self.pids.push(pid);
         id
@@ -446,7 +448,7 @@ impl<'a> Replay<'a> {
             return;
         }
         let Some(t) = self.known(pid) else { return };
-        if !self.tasks[t as usize].on_rq {
+        if !self.se[t as usize].on_rq {
             return;
         }
         let c = self.tasks[t as usize].cpu as usize;
@@ -470,7 +472,7 @@ impl<'a> Replay<'a> {
             return;
         }
         cpu.clock += d;
-        cpu.rq.update_curr(&mut self.tasks, cpu.clock);
+        cpu.rq.update_curr(&mut self.se, cpu.clock);
     }
 
     /// Whether line `i`'s CPU next (IPIs aside) wakes a delayed task queued on rq `c`.
@@ -487,7 +489,7 @@ impl<'a> Replay<'a> {
         let Some(w) = self.known(pid) else {
             return false;
         };
-        let w = &self.tasks[w as usize];
-        self.in_group(pid) && w.on_rq && w.delayed && w.cpu as usize == c
+        let (on_rq, w) = (self.se[w as usize].on_rq, &self.tasks[w as usize]);
+        self.in_group(pid) && on_rq && w.delayed && w.cpu as usize == c
     }
 }

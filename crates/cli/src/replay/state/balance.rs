@@ -13,20 +13,20 @@ impl<'a> Replay<'a> {
         let lines = self.lines;
         let l = &lines[i];
         let (cpu, emitter) = (l.cpu as usize, l.pid);
-        let runnable = self.tasks[p as usize].on_rq && !self.tasks[p as usize].delayed;
+        let runnable = self.se[p as usize].on_rq && !self.tasks[p as usize].delayed;
         if self.o.newidle_purge && runnable && dest == cpu && emitter != 0 {
             self.newidle_pull(i, cpu, emitter);
         }
         if runnable {
             // Rule 6, detach_task() → dequeue_entity() without DEQUEUE_SLEEP: lag against the
             // source's V; PLACE_REL_DEADLINE keeps deadline − vruntime.
-            let se = &self.tasks[p as usize].se;
+            let se = &self.se[p as usize];
             let rel_deadline = se.deadline - se.vruntime;
             let from = self.tasks[p as usize].cpu as usize;
             if self.cpus[from].rq.queued.contains(&p) {
                 self.cpus[from]
                     .rq
-                    .dequeue_queued(&mut self.tasks, p, self.tick);
+                    .dequeue_queued(&mut self.se, p, self.tick);
             } else {
                 self.detach_any(p);
             }
@@ -44,12 +44,12 @@ impl<'a> Replay<'a> {
                 rel_deadline,
             });
             self.counts.load_balance_moves += 1;
-        } else if self.tasks[p as usize].on_rq {
+        } else if self.se[p as usize].on_rq {
             // A delayed (blocked) task moved: it leaves its rq for good.
             self.counts.migrate_delayed += 1;
             let c = self.tasks[p as usize].cpu as usize;
             self.finish_delayed(c, p);
-            self.tasks[p as usize].on_rq = false;
+            self.se[p as usize].on_rq = false;
         }
         // A sleeping task just moves; its saved lag goes with it.
         let _ = orig;
@@ -75,7 +75,7 @@ impl<'a> Replay<'a> {
         }
         let state = prev_state.clone();
         let pp = self.task(prev_pid);
-        if !self.early_blocked.contains(&(cpu, pp)) && self.tasks[pp as usize].on_rq {
+        if !self.early_blocked.contains(&(cpu, pp)) && self.se[pp as usize].on_rq {
             self.block(pp, &state);
             self.early_blocked.insert((cpu, pp));
             self.counts.newidle_early_blocks += 1;
@@ -92,11 +92,11 @@ impl<'a> Replay<'a> {
             batch.reverse();
         }
         for d in batch {
-            if self.tasks[d.task as usize].on_rq {
+            if self.se[d.task as usize].on_rq {
                 continue;
             }
             self.place(d.dest, d.task, false);
-            let se = &mut self.tasks[d.task as usize].se;
+            let se = &mut self.se[d.task as usize];
             // The deadline is not part of the rq's sums: setting it after placing is exact.
             se.deadline = se.vruntime + d.rel_deadline;
         }

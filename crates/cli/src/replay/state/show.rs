@@ -15,7 +15,7 @@ impl<'a> Replay<'a> {
     ) -> String {
         let l = self.cpus[cpu].hist.back().cloned().unwrap_or_default();
         let rq = &self.cpus[cpu].rq;
-        let v = rq.v(&self.tasks);
+        let v = rq.v(&self.se);
         let pick_pid = if pick == NO_TASK {
             "none".to_string()
         } else {
@@ -28,16 +28,16 @@ impl<'a> Replay<'a> {
         }
         ents.sort_by_key(|&t| {
             (
-                self.tasks[t as usize].se.deadline,
-                self.tasks[t as usize].se.tree_seq,
+                self.se[t as usize].deadline,
+                self.se[t as usize].tree_seq,
             )
         });
         s += "  the replay's cfs_rq (by deadline):\n       pid        v-V        d-V\n";
         for t in ents {
-            let se = &self.tasks[t as usize].se;
+            let se = &self.se[t as usize];
             let pid = self.pids[t as usize];
             let mut tags = Vec::new();
-            if rq.eligible(&self.tasks, se.vruntime) {
+            if rq.eligible(&self.se, se.vruntime) {
                 tags.push("eligible");
             }
             if self.tasks[t as usize].delayed {

@@ -12,7 +12,7 @@ impl<'a> Replay<'a> {
         self.tasks[t as usize].cpu = c as u32;
         self.cpus[c]
             .rq
-            .enqueue(&mut self.tasks, t, &self.f, initial, slice);
+            .enqueue(&mut self.se, t, &self.f, initial, slice);
     }
 
     /// `dequeue_entities()` of a delayed entity (`finish_delayed_dequeue_entity()`): DELAY_ZERO
@@ -23,8 +23,8 @@ impl<'a> Replay<'a> {
         if !rq.queued.contains(&t) {
             return;
         }
-        rq.dequeue_queued(&mut self.tasks, t, self.tick);
-        let se = &mut self.tasks[t as usize].se;
+        rq.dequeue_queued(&mut self.se, t, self.tick);
+        let se = &mut self.se[t as usize];
         if self.f.DELAY_ZERO && se.vlag > 0 {
             se.vlag = 0;
         }
@@ -37,7 +37,7 @@ impl<'a> Replay<'a> {
         let cpu = &mut self.cpus[c];
         if cpu.rq.curr == t {
             if cpu.rq.curr_on_rq {
-                cpu.rq.dequeue_curr(&mut self.tasks, self.tick);
+                cpu.rq.dequeue_curr(&mut self.se, self.tick);
             }
             cpu.rq.curr = NO_TASK;
             cpu.rq.curr_on_rq = false;
@@ -45,11 +45,10 @@ impl<'a> Replay<'a> {
                 cpu.running = NO_TASK;
             }
         } else if cpu.rq.queued.contains(&t) {
-            cpu.rq.dequeue_queued(&mut self.tasks, t, self.tick);
+            cpu.rq.dequeue_queued(&mut self.se, t, self.tick);
         }
-        let p = &mut self.tasks[t as usize];
-        p.on_rq = false;
-        p.delayed = false;
+        self.se[t as usize].on_rq = false;
+        self.tasks[t as usize].delayed = false;
     }
 
     /// `put_prev_entity()`: the previous entity goes back into the tree if still queued.
@@ -58,7 +57,7 @@ impl<'a> Replay<'a> {
         if rq.curr != NO_TASK {
             if rq.curr_on_rq {
                 let p = rq.curr;
-                rq.put_prev(&mut self.tasks, p);
+                rq.put_prev(&mut self.se, p);
             } else {
                 rq.curr = NO_TASK;
             }
@@ -71,17 +70,17 @@ impl<'a> Replay<'a> {
         self.put_prev(c);
         let cpu = &mut self.cpus[c];
         if cpu.rq.queued.contains(&t) {
-            cpu.rq.set_next(&mut self.tasks, t, cpu.clock);
+            cpu.rq.set_next(&mut self.se, t, cpu.clock);
         }
         cpu.running = t;
     }
 
     pub(super) fn implicit_switch_in(&mut self, cpu: usize, t: TaskId) {
         self.counts.implicit_switch_ins += 1;
-        if self.tasks[t as usize].on_rq && self.tasks[t as usize].cpu as usize != cpu {
+        if self.se[t as usize].on_rq && self.tasks[t as usize].cpu as usize != cpu {
             self.detach_any(t);
         }
-        if !self.tasks[t as usize].on_rq {
+        if !self.se[t as usize].on_rq {
             self.place(cpu, t, false);
         }
         // It runs, so it is not blocked.
@@ -106,20 +105,20 @@ impl<'a> Replay<'a> {
         }
         if state.starts_with('X') || state.starts_with('Z') {
             if is_curr {
-                rq.dequeue_curr(&mut self.tasks, self.tick);
+                rq.dequeue_curr(&mut self.se, self.tick);
             } else {
-                rq.dequeue_queued(&mut self.tasks, t, self.tick);
+                rq.dequeue_queued(&mut self.se, t, self.tick);
                 self.tasks[t as usize].delayed = false;
             }
             return;
         }
         self.counts.blocked += 1;
-        let eligible = rq.eligible(&self.tasks, self.tasks[t as usize].se.vruntime);
+        let eligible = rq.eligible(&self.se, self.se[t as usize].vruntime);
         if eligible {
             if is_curr {
-                rq.dequeue_curr(&mut self.tasks, self.tick);
+                rq.dequeue_curr(&mut self.se, self.tick);
             } else {
-                rq.dequeue_queued(&mut self.tasks, t, self.tick);
+                rq.dequeue_queued(&mut self.se, t, self.tick);
             }
             self.tasks[t as usize].delayed = false;
         } else {
@@ -129,7 +128,7 @@ impl<'a> Replay<'a> {
             // (the kernel keeps it as an ineligible, hence unpickable, cfs_rq->curr until
             // put_prev_entity(); __pick_eevdf() sees the same candidates).
             if is_curr {
-                rq.put_prev(&mut self.tasks, t);
+                rq.put_prev(&mut self.se, t);
             }
         }
     }
@@ -142,7 +141,7 @@ impl<'a> Replay<'a> {
             if rq.nr_running() == 0 {
                 return NO_TASK;
             }
-            let p = rq.pick(&self.tasks, &self.f);
+            let p = rq.pick(&self.se, &self.f);
             if p != NO_TASK && self.tasks[p as usize].delayed {
                 self.finish_delayed(c, p);
                 continue;
@@ -180,7 +179,7 @@ impl<'a> Replay<'a> {
         if self.in_group(prev) {
             let p = self.task(prev);
             if !self.early_blocked.remove(&(cpu, p)) {
-                if !self.tasks[p as usize].on_rq {
+                if !self.se[p as usize].on_rq {
                     // First sight: it ran without the replay knowing.
                     self.place(cpu, p, false);
                 }
@@ -201,11 +200,11 @@ impl<'a> Replay<'a> {
             return;
         }
         let n = self.task(next);
-        if self.tasks[n as usize].on_rq && self.tasks[n as usize].cpu as usize != cpu {
+        if self.se[n as usize].on_rq && self.tasks[n as usize].cpu as usize != cpu {
             self.counts.next_on_other_cpu += 1;
             self.detach_any(n);
         }
-        if !self.tasks[n as usize].on_rq {
+        if !self.se[n as usize].on_rq {
             self.counts.picks_unchecked += 1;
             self.place(cpu, n, false);
         } else {

@@ -20,7 +20,7 @@ impl<'a> Replay<'a> {
             return;
         }
         let p = self.task(pid);
-        let delayed = self.tasks[p as usize].on_rq && self.tasks[p as usize].delayed;
+        let delayed = self.se[p as usize].on_rq && self.tasks[p as usize].delayed;
         if !delayed {
             // No requeue to come before the waker's update_curr(): charge it now.
             if let Some(d) = deferred.take() {
@@ -37,11 +37,11 @@ impl<'a> Replay<'a> {
             self.tasks[p as usize].delayed = false;
             let rq = &mut self.cpus[c].rq;
             if self.f.DELAY_ZERO
-                && rq.v(&self.tasks) - self.tasks[p as usize].se.vruntime > 0
+                && rq.v(&self.se) - self.se[p as usize].vruntime > 0
                 && rq.queued.contains(&p)
             {
-                rq.dequeue_queued(&mut self.tasks, p, self.tick);
-                self.tasks[p as usize].se.vlag = 0;
+                rq.dequeue_queued(&mut self.se, p, self.tick);
+                self.se[p as usize].vlag = 0;
                 self.place(c, p, false);
             }
             if let Some((dc, dt, d)) = deferred.take() {
@@ -50,14 +50,14 @@ impl<'a> Replay<'a> {
                 }
                 self.charge(dc, dt, d);
             }
-        } else if self.tasks[p as usize].on_rq {
+        } else if self.se[p as usize].on_rq {
             self.counts.wakeup_of_queued += 1;
             return;
         } else {
             // ttwu_do_activate() → enqueue_entity() → place_entity() with the saved lag;
             // wake_up_new_task(): lag 0, half a slice to the deadline.
             if new {
-                self.tasks[p as usize].se.vlag = 0;
+                self.se[p as usize].vlag = 0;
             }
             self.place(target, p, new);
         }
@@ -66,7 +66,7 @@ impl<'a> Replay<'a> {
         if cu == NO_TASK || cu == p {
             return;
         }
-        let model = self.cpus[target].rq.pick(&self.tasks, &self.f) == p;
+        let model = self.cpus[target].rq.pick(&self.se, &self.f) == p;
         if target != cpu {
             let kernel = ipi_here == Some(target as u32);
             let w = if delayed {
