@@ -108,8 +108,22 @@ fn calibrate_quick_writes_a_complete_profile_that_host_loads_by_default() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
     assert_eq!(v["cost_profile"], "host-calibrated");
+    assert!(!stdout(&o).contains("# wakesim:"), "a calibrated host needs no note:\n{}", stdout(&o));
     let o = wakesim(&["run", "--machine", "host", "--costs", s(&path), "--", "perf", "bench", "sched", "pipe", "-l", "200"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(!stdout(&o).contains("# wakesim:"), "--costs needs no note:\n{}", stdout(&o));
+}
+
+#[test]
+fn host_without_a_calibrated_profile_says_so_on_stdout() {
+    let cfg = TempDir::new("host-uncalibrated");
+    let o = wakesim_cfg(cfg.path(), &[], &["run", "--machine", "host", "--", "perf", "bench", "sched", "pipe", "-l", "50"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stderr(&o), "");
+    let out = stdout(&o);
+    let first = out.lines().next().unwrap_or("");
+    assert!(first.starts_with("# wakesim: ") && first.contains("calibrate") && first.contains("host-costs.toml"), "{out}");
+    assert_eq!(out.lines().filter(|l| l.starts_with("# wakesim:")).count(), 1, "{out}");
 }
 
 #[test]

@@ -52,23 +52,33 @@ fn machines_show_prints_domain_hierarchy() {
     assert_eq!(all.lines().filter(|l| l.ends_with("attaching sched-domain(s):")).count(), 8, "{all}");
 }
 
-/// `wakesim features`: a header (`feature`, one column per kernel profile, `description`), then
-/// one row per feature with `+`/`-` per kernel. Returns (kernels, [(feature, [on per kernel])]).
+/// `wakesim features`: a header (`feature`, `kind`, one column per kernel profile,
+/// `description`), then one row per feature with its kind and `+`/`-` per kernel. Returns
+/// (kernels, [(feature, [on per kernel])]).
 fn feature_table() -> (Vec<String>, Vec<(String, Vec<bool>)>) {
+    let (kernels, rows) = feature_table_with_kinds();
+    (kernels, rows.into_iter().map(|(name, _, on)| (name, on)).collect())
+}
+
+/// [`feature_table`] with each row's kind and whole line: (kernels, [(feature, (kind, line), on)]).
+fn feature_table_with_kinds() -> (Vec<String>, Vec<(String, (String, String), Vec<bool>)>) {
     let out = ok(&["features"]);
     let mut lines = out.lines();
     let header: Vec<&str> = lines.next().expect("a header line").split_whitespace().collect();
     assert_eq!(header.first(), Some(&"feature"), "header: {header:?}");
+    assert_eq!(header.get(1), Some(&"kind"), "header: {header:?}");
     assert_eq!(header.last(), Some(&"description"), "header: {header:?}");
-    let kernels: Vec<String> = header[1..header.len() - 1].iter().map(|s| s.to_string()).collect();
+    let kernels: Vec<String> = header[2..header.len() - 1].iter().map(|s| s.to_string()).collect();
     assert!(!kernels.is_empty(), "no kernel columns: {header:?}");
     let mut rows = Vec::new();
     for line in lines {
         let f: Vec<&str> = line.split_whitespace().collect();
         let name = f[0];
         assert!(name.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_'), "feature name {name:?}");
-        assert!(f.len() > kernels.len() + 1, "{name} has no description: {line}");
-        let on: Vec<bool> = f[1..=kernels.len()]
+        let kind = f[1];
+        assert!(["SCHED_FEAT", "version", "mechanism", "patch"].contains(&kind), "{name}: kind {kind:?}");
+        assert!(f.len() > kernels.len() + 2, "{name} has no description: {line}");
+        let on: Vec<bool> = f[2..kernels.len() + 2]
             .iter()
             .map(|c| match *c {
                 "+" => true,
@@ -76,9 +86,26 @@ fn feature_table() -> (Vec<String>, Vec<(String, Vec<bool>)>) {
                 other => panic!("{name}: cell {other:?} is neither + nor -"),
             })
             .collect();
-        rows.push((name.to_string(), on));
+        rows.push((name.to_string(), (kind.to_string(), line.to_string()), on));
     }
     (kernels, rows)
+}
+
+#[test]
+fn features_says_where_each_flag_comes_from_and_links_the_patches() {
+    let (_, rows) = feature_table_with_kinds();
+    let row = |name: &str| rows.iter().find(|r| r.0 == name).unwrap_or_else(|| panic!("{name} not listed")).1.clone();
+    for f in ["PLACE_LAG", "TTWU_QUEUE", "SIS_UTIL", "SIS_PROP", "DELAY_DEQUEUE"] {
+        assert_eq!(row(f).0, "SCHED_FEAT", "{f}");
+    }
+    for f in ["EEVDF", "TTWU_QUEUE_IDLE", "WA_WEIGHT_NOEQUAL", "CSD_POLL", "TG_LOAD_RATELIMIT", "SM_IDLE"] {
+        assert_eq!(row(f).0, "version", "{f}");
+    }
+    for f in ["SIS_FILTER", "SHARED_RUNQ", "SHARED_RUNQ_GATED", "NEWIDLE_SKIP_IPI"] {
+        let (kind, line) = row(f);
+        assert_eq!(kind, "patch", "{f}");
+        assert!(line.contains("https://lore.kernel.org/"), "{f} has no lore link: {line}");
+    }
 }
 
 fn default_kernel() -> String {

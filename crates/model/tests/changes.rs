@@ -9,13 +9,7 @@ use wakesim_workloads::{Dur, Op, TaskSpec, Workload};
 
 fn kernel(k: &str, changes: &[&str]) -> Features {
     let mut f = Features::for_kernel(k).unwrap();
-    for c in changes {
-        let (on, name) = match c.strip_prefix('-') {
-            Some(n) => (false, n),
-            None => (true, c.trim_start_matches('+')),
-        };
-        f.set(name, on).unwrap();
-    }
+    f.apply(&changes.join(",")).unwrap();
     f.check().unwrap();
     f
 }

@@ -4,7 +4,7 @@
 mod common;
 use common::*;
 use wakesim_engine::{Time, MSEC, SEC, USEC};
-use wakesim_model::{Features, RunResult};
+use wakesim_model::RunResult;
 use wakesim_workloads::{Op, TaskSpec};
 
 const LOCK: Op = Op::CpuSpinLock { set: 0 };
@@ -24,8 +24,8 @@ fn user_time(r: &RunResult) -> Time {
 fn two_lockers_stacked_on_one_cpu_spin_away_the_holders_preempted_time() {
     let work = 20 * MSEC;
     let wl = |locked| workload(vec![pinned(locker("a", work, locked), &[2]), pinned(locker("b", work, locked), &[2])], 0, 0);
-    let r = run("test-2x4", Features::default(), &wl(true), 1);
-    let free = run("test-2x4", Features::default(), &wl(false), 1);
+    let r = run("test-2x4", v6_6(), &wl(true), 1);
+    let free = run("test-2x4", v6_6(), &wl(false), 1);
     let w = &r.stats.wake;
     assert!(!r.outcome.capped);
     assert_eq!(w.cpu_lock_acquires, 2);
@@ -45,7 +45,7 @@ fn two_lockers_stacked_on_one_cpu_spin_away_the_holders_preempted_time() {
 fn lockers_on_different_cpus_take_different_locks_and_never_spin() {
     let work = 20 * MSEC;
     let wl = workload(vec![pinned(locker("a", work, true), &[2]), pinned(locker("b", work, true), &[5])], 0, 0);
-    let r = run("test-2x4", Features::default(), &wl, 1);
+    let r = run("test-2x4", v6_6(), &wl, 1);
     let w = &r.stats.wake;
     assert_eq!(w.cpu_lock_acquires, 2);
     assert_eq!((w.cpu_lock_contended, w.cpu_lock_spin, w.cpu_lock_migrated), (0, 0, 0));
@@ -58,7 +58,7 @@ fn separate_lock_arrays_do_not_contend_on_one_cpu() {
     let work = 20 * MSEC;
     let b = task("b", vec![Op::CpuSpinLock { set: 1 }, compute(work), Op::CpuSpinUnlock { set: 1 }, Op::Exit]);
     let wl = workload(vec![pinned(locker("a", work, true), &[2]), pinned(b, &[2])], 0, 0);
-    let r = run("test-2x4", Features::default(), &wl, 1);
+    let r = run("test-2x4", v6_6(), &wl, 1);
     assert_eq!(r.stats.wake.cpu_lock_acquires, 2);
     assert_eq!(r.stats.wake.cpu_lock_spin, 0);
 }
@@ -75,7 +75,7 @@ fn holder_moves_workload() -> wakesim_workloads::Workload {
 #[test]
 fn a_holder_migrated_while_holding_releases_the_lock_it_took() {
     let wl = holder_moves_workload();
-    let mut s = sim("test-2x4", Features::default(), &wl, 1);
+    let mut s = sim("test-2x4", v6_6(), &wl, 1);
     assert!(s.run_checked(5 * SEC, 16), "every task exits: d got the lock a released");
     assert!(s.tasks[s.task_id(0) as usize].counters.nr_migrations >= 1, "a moved while holding CPU 0's lock");
     let at = |m: u32| s.marks.iter().find(|r| r.mark == m).expect("mark").time;
@@ -96,7 +96,7 @@ fn a_spinner_migrated_to_an_idle_cpu_takes_the_old_lock_at_release_then_retries_
     let hog = pinned(task("hog", vec![compute(10 * MSEC), Op::Exit]), &[1]);
     let d = start_on(pinned(task("d", vec![sleep(MSEC), LOCK, Op::Mark(2), UNLOCK, Op::Exit]), &[0, 1]), 0);
     let wl = workload(vec![a, hog, d], 0, 0);
-    let mut s = sim("test-2x4", Features::default(), &wl, 1);
+    let mut s = sim("test-2x4", v6_6(), &wl, 1);
     assert!(s.run_checked(5 * SEC, 16));
     let w = &s.wake;
     assert_eq!(w.cpu_lock_migrated, 1, "{w:?}");
@@ -120,7 +120,7 @@ fn crowd() -> wakesim_workloads::Workload {
 
 #[test]
 fn a_crowd_of_lockers_keeps_the_lock_invariants_after_every_event() {
-    let mut s = sim("test-smt2", Features::default(), &crowd(), 3);
+    let mut s = sim("test-smt2", v6_6(), &crowd(), 3);
     assert!(s.run_checked(5 * SEC, 1), "finished");
     assert!(s.wake.cpu_lock_contended > 0);
     assert!(s.cpu_locks.iter().all(|l| l.holder == u32::MAX && l.spinners.is_empty()), "all released");
@@ -128,8 +128,8 @@ fn a_crowd_of_lockers_keeps_the_lock_invariants_after_every_event() {
 
 #[test]
 fn cpu_lock_runs_are_deterministic_for_a_seed() {
-    let a = run("test-smt2", Features::default(), &crowd(), 7);
-    let b = run("test-smt2", Features::default(), &crowd(), 7);
+    let a = run("test-smt2", v6_6(), &crowd(), 7);
+    let b = run("test-smt2", v6_6(), &crowd(), 7);
     assert!(!a.outcome.capped);
     assert_eq!(a.outcome.end_time, b.outcome.end_time);
     assert_eq!(format!("{:?}", a.stats.wake), format!("{:?}", b.stats.wake));

@@ -7,7 +7,7 @@ use wakesim_model::Features;
 
 fn stats_json(machine: &str, seed: u64, graph_seed: u64) -> (String, u64, u64) {
     let n = wakesim_machine::preset(machine).unwrap().nr_cpus();
-    let r = run(machine, Features::default(), &random_graph(graph_seed, n), seed);
+    let r = run(machine, v6_6(), &random_graph(graph_seed, n), seed);
     assert!(!r.outcome.capped);
     (r.stats.to_json(), r.outcome.end_time, r.events)
 }
@@ -35,8 +35,8 @@ fn different_seeds_give_different_runs() {
 #[test]
 fn same_seed_gives_identical_statistics_on_a_large_machine() {
     let wl = ping_pong(8, 200);
-    let a = run("xeon-8269cy", Features::default(), &wl, 9);
-    let b = run("xeon-8269cy", Features::default(), &wl, 9);
+    let a = run("xeon-8269cy", v6_6(), &wl, 9);
+    let b = run("xeon-8269cy", v6_6(), &wl, 9);
     assert!(!a.outcome.capped);
     assert_eq!(a.outcome.end_time, b.outcome.end_time);
     assert!(a.stats.to_json() == b.stats.to_json());
@@ -68,10 +68,10 @@ fn a_tasks_random_draws_do_not_depend_on_features_or_on_tasks_added_after_it() {
         assert!(s.run_checked(10 * wakesim_engine::SEC, 0));
         s.tasks[s.task_id(0) as usize].rng.clone().next_u64()
     };
-    let base = end_state(Features::default(), false);
-    assert_eq!(end_state(Features::default(), true), base, "other tasks added after x");
-    assert_eq!(end_state(feat("SIS_UTIL", false), false), base, "a feature flipped");
-    let mut other_seed = sim("test-smt2", Features::default(), &workload(vec![x()], 0, 0), 5);
+    let base = end_state(v6_6(), false);
+    assert_eq!(end_state(v6_6(), true), base, "other tasks added after x");
+    assert_eq!(end_state(feat("-SIS_UTIL"), false), base, "a feature flipped");
+    let mut other_seed = sim("test-smt2", v6_6(), &workload(vec![x()], 0, 0), 5);
     assert!(other_seed.run_checked(10 * wakesim_engine::SEC, 0));
     assert_ne!(other_seed.tasks[other_seed.task_id(0) as usize].rng.clone().next_u64(), base, "the seed matters");
 }
@@ -81,7 +81,7 @@ fn seeds_start_a_run_at_different_points_of_the_tick_so_fixed_workloads_vary_too
     // A pipe ping-pong draws no random numbers; only where the run starts in the tick period
     // differs between seeds, and pairs sharing CPUs meet the tick at different points.
     let wl = ping_pong(6, 2_000);
-    let end = |seed| run("test-smt2", Features::default(), &wl, seed).outcome.end_time;
+    let end = |seed| run("test-smt2", v6_6(), &wl, seed).outcome.end_time;
     let ends: Vec<_> = (1..=4).map(end).collect();
     assert!(ends.iter().any(|&e| e != ends[0]), "four seeds, one end time: {ends:?}");
     assert_eq!(end(3), ends[2], "the same seed still repeats exactly");

@@ -18,7 +18,7 @@ fn lagged_sleeper(sleep_for: Time) -> (Sim, Time) {
         pinned(task("H", vec![compute(200 * MSEC), Op::Exit]), &[3]),
         pinned(task("R", vec![sleep(sleep_for), compute(100 * USEC), Op::Exit]), &[3]),
     ];
-    let s = sim("test-smt2", Features::default(), &workload(tasks, 0, 0), 1);
+    let s = sim("test-smt2", v6_6(), &workload(tasks, 0, 0), 1);
     (s, sleep_for)
 }
 
@@ -34,7 +34,7 @@ fn until_before_wake(s: &mut Sim, f: Features) -> (i64, Time) {
 #[test]
 fn waking_task_with_positive_lag_preempts_a_task_past_its_protected_slice() {
     let (mut s, d) = lagged_sleeper(20 * MSEC);
-    let (vlag, blocked) = until_before_wake(&mut s, Features::default());
+    let (vlag, blocked) = until_before_wake(&mut s, v6_6());
     assert!(vlag > 500 * USEC as i64, "R slept owed service: vlag {vlag}");
     s.step_until(blocked + d - USEC);
     let pre = s.wake.wakeup_preemptions;
@@ -55,7 +55,7 @@ fn waking_task_without_lag_does_not_preempt() {
     // PLACE_LAG off: the wakee is placed at V, H's deadline is earlier: no preemption, R waits
     // until H's slice ends at a tick.
     let (mut s, d) = lagged_sleeper(20 * MSEC);
-    let (_, blocked) = until_before_wake(&mut s, feat("PLACE_LAG", false));
+    let (_, blocked) = until_before_wake(&mut s, feat("-PLACE_LAG"));
     s.step_until(blocked + d - USEC);
     let pre = s.wake.wakeup_preemptions;
     s.step_until(blocked + d + 100 * USEC);
@@ -68,7 +68,7 @@ fn waking_task_without_lag_does_not_preempt() {
 #[test]
 fn wakeup_preemption_off_leaves_the_wakee_waiting() {
     let (mut s, d) = lagged_sleeper(20 * MSEC);
-    let (_, blocked) = until_before_wake(&mut s, feat("WAKEUP_PREEMPTION", false));
+    let (_, blocked) = until_before_wake(&mut s, feat("-WAKEUP_PREEMPTION"));
     s.step_until(blocked + d + 100 * USEC);
     assert_eq!(s.running(3), Some(H));
 }
@@ -79,7 +79,7 @@ fn share(n0: i32, n1: i32, t: Time) -> (Time, Time, u64) {
         nice(pinned(task("a", vec![compute(10 * t), Op::Exit]), &[1]), n0),
         nice(pinned(task("b", vec![compute(10 * t), Op::Exit]), &[1]), n1),
     ];
-    let mut s = sim("test-smt2", Features::default(), &workload(tasks, 0, 0), 1);
+    let mut s = sim("test-smt2", v6_6(), &workload(tasks, 0, 0), 1);
     s.step_until(t);
     let now = s.now();
     let rt = |s: &Sim, i: usize| {
@@ -135,7 +135,7 @@ fn a_preempted_hog_counts_involuntary_switches_and_a_sleeper_voluntary_ones() {
         pinned(task("b", vec![compute(100 * MSEC), Op::Exit]), &[1]),
         pinned(task("R", vec![sleep(MSEC), sleep(MSEC), Op::Exit]), &[2]),
     ];
-    let mut s = sim("test-smt2", Features::default(), &workload(tasks, 0, 0), 1);
+    let mut s = sim("test-smt2", v6_6(), &workload(tasks, 0, 0), 1);
     s.step_until(50 * MSEC);
     let c = |i: usize| s.tasks[s.task_id(i) as usize].counters.clone();
     for i in [0, 1] {

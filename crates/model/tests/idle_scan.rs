@@ -5,7 +5,7 @@
 mod common;
 use common::*;
 use wakesim_engine::{MSEC, USEC};
-use wakesim_model::{Features, Sim};
+use wakesim_model::Sim;
 use wakesim_stats::SisOutcome;
 use wakesim_workloads::Op;
 
@@ -20,7 +20,7 @@ fn state(busy: &[usize], r_cpu: u32) -> (Sim, usize) {
     let mut tasks = vec![start_on(task("R", vec![Op::FutexWait { futex: 0 }, Op::Exit]), r_cpu)];
     tasks.extend(busy.iter().map(|&c| hog(&format!("hog{c}"), c)));
     let r = 0;
-    let mut s = sim("test-smt2", Features::default(), &workload(tasks, 0, 1), 1);
+    let mut s = sim("test-smt2", v6_6(), &workload(tasks, 0, 1), 1);
     s.step_until(3 * MSEC);
     for &c in busy {
         assert!(!s.is_available_idle(c), "cpu {c} busy");
@@ -56,7 +56,7 @@ fn sis_returns_an_idle_target_before_looking_at_prev() {
 fn sis_ignores_an_idle_prev_in_another_llc() {
     // test-2x4: LLC 0 = {0-3, 8-11}, LLC 1 = {4-7, 12-15}; prev 5 idle but not cache-affine.
     let tasks = vec![hog("hog0", 0), start_on(task("R", vec![Op::FutexWait { futex: 0 }, Op::Exit]), 5)];
-    let mut s = sim("test-2x4", Features::default(), &workload(tasks, 0, 1), 1);
+    let mut s = sim("test-2x4", v6_6(), &workload(tasks, 0, 1), 1);
     s.step_until(3 * MSEC);
     assert!(s.is_available_idle(5));
     let (cpu, _) = s.select_idle_sibling_for(0, 1, 5, 0);
@@ -102,7 +102,7 @@ fn a_wrong_idle_core_hint_costs_a_full_scan_then_is_cleared() {
 fn has_idle_cores_is_set_when_a_cpu_goes_idle_with_all_siblings_idle() {
     // R starts alone on CPU 5 (sibling 1 idle) and blocks at once: CPU 5 switches to idle.
     let tasks = vec![hog("hog0", 0), start_on(task("R", vec![Op::FutexWait { futex: 0 }, Op::Exit]), 5)];
-    let mut s = sim("test-smt2", Features::default(), &workload(tasks, 0, 1), 1);
+    let mut s = sim("test-smt2", v6_6(), &workload(tasks, 0, 1), 1);
     assert!(!s.llc_has_idle_cores(0));
     s.step_until(100 * USEC);
     assert!(s.is_available_idle(5));
@@ -158,7 +158,7 @@ fn nr_idle_scan_follows_the_kernel_formula_on_a_16_cpu_llc() {
     // research §3.7 worked example: w = 16, imbalance_pct = 117: x = 512 → nr = 10; x ≥ 848
     // (≈83 %) → nr = 0. epyc-7763's LLC (a CCX) is 8 cores × 2 threads.
     let wl = workload(vec![task("t", vec![Op::Exit])], 0, 0);
-    let mut s = sim("epyc-7763", Features::default(), &wl, 1);
+    let mut s = sim("epyc-7763", v6_6(), &wl, 1);
     let lvl = s.llc_level(0);
     assert_eq!(s.m.llc_size[0], 16);
     assert_eq!(s.m.domains[0][lvl].imbalance_pct, 117);
@@ -180,7 +180,7 @@ fn llc_utilisation_above_85_percent_turns_the_idle_scan_off() {
     let cases: [(usize, fn(u32) -> bool); 2] = [(7, |n| n == 0), (6, |n| (1..=3).contains(&n))];
     for (nbusy, ok) in cases {
         let tasks = (0..nbusy).map(|c| hog(&format!("hog{c}"), c)).collect();
-        let mut s = sim("test-smt2", Features::default(), &workload(tasks, 0, 0), 1);
+        let mut s = sim("test-smt2", v6_6(), &workload(tasks, 0, 0), 1);
         assert_eq!(s.llc_nr_idle_scan(0), 8, "starts at the LLC size");
         s.step_until(200 * MSEC);
         let util: u64 = (0..8).map(|c| s.cpu_util_cfs(c)).sum::<u64>() / 8;
@@ -210,7 +210,7 @@ fn recent_used_cpu_is_the_previous_wakeups_prev_after_the_task_ran_elsewhere() {
         pinned(task("W", vec![compute(5 * MSEC), Op::FutexWake { futex: 0, n: 1 }, compute(5 * MSEC), Op::FutexWake { futex: 0, n: 1 }, Op::Exit]), &[0]),
         pinned(task("hog5", vec![sleep(MSEC), compute(20 * MSEC), Op::Exit]), &[5]),
     ];
-    let mut s = sim("test-smt2", Features::default(), &workload(tasks, 0, 1), 1);
+    let mut s = sim("test-smt2", v6_6(), &workload(tasks, 0, 1), 1);
     s.step_until(4 * MSEC);
     assert_eq!(s.task_cpu(0), 5);
     let sw = s.tasks[s.task_id(0) as usize].counters.nr_switches;

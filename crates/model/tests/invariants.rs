@@ -39,7 +39,7 @@ fn extra_invariants(s: &Sim) {
 
 /// Runs `wl` one event at a time with every check after every event; returns the sim.
 fn run_fully_checked(machine: &str, wl: &wakesim_workloads::Workload, seed: u64, cap: Time) -> Sim {
-    run_fully_checked_with(machine, Features::default(), wl, seed, cap)
+    run_fully_checked_with(machine, v6_6(), wl, seed, cap)
 }
 
 fn run_fully_checked_with(machine: &str, f: Features, wl: &wakesim_workloads::Workload, seed: u64, cap: Time) -> Sim {
@@ -84,7 +84,7 @@ fn fuzzed_task_graphs_finish_under_run_with_consistent_outcomes() {
             _ => ("altra", 80),
         };
         let wl = random_graph(seed, n.min(16));
-        let r = run(machine, Features::default(), &wl, seed);
+        let r = run(machine, v6_6(), &wl, seed);
         assert!(!r.outcome.capped, "seed {seed} on {machine} hit the cap");
         assert!(r.outcome.task_exit.iter().all(|e| e.is_some()), "seed {seed}: every task exited");
         let last_exit = r.outcome.task_exit.iter().map(|e| e.unwrap()).max().unwrap();
@@ -99,7 +99,7 @@ fn fuzzed_task_graphs_finish_under_run_with_consistent_outcomes() {
 #[test]
 fn clock_never_goes_back_and_marks_are_monotonic_per_task() {
     let wl = ping_pong(3, 300);
-    let mut s = sim("test-2x4", Features::default(), &wl, 5);
+    let mut s = sim("test-2x4", v6_6(), &wl, 5);
     assert!(s.run_checked(5 * SEC, 64), "finished");
     for w in s.marks.windows(2) {
         assert!(w[1].time >= w[0].time, "marks recorded out of time order: {:?}", w);
@@ -115,8 +115,8 @@ fn clock_never_goes_back_and_marks_are_monotonic_per_task() {
 fn stepping_does_not_perturb_the_run() {
     // testkit's step / step_until must dispatch exactly what run() does.
     let wl = random_graph(42, 8);
-    let r = run("test-smt2", Features::default(), &wl, 42);
-    let mut s = sim("test-smt2", Features::default(), &wl, 42);
+    let r = run("test-smt2", v6_6(), &wl, 42);
+    let mut s = sim("test-smt2", v6_6(), &wl, 42);
     s.step_until(3_000_000);
     s.step_until(3_000_000);
     s.step_until(7_777_777);
@@ -142,9 +142,7 @@ fn fuzzed_task_graphs_keep_the_invariants_under_every_kernel_profile_and_change(
     ];
     for (i, (kernel, changes)) in cases.iter().enumerate() {
         let mut f = Features::for_kernel(kernel).unwrap();
-        for c in changes.iter() {
-            f.set(c, true).unwrap();
-        }
+        f.apply(&changes.join(",")).unwrap();
         f.check().unwrap();
         for seed in [11u64 + i as u64, 23 + i as u64] {
             let (machine, n) = if seed % 2 == 0 { ("test-2x4", 16) } else { ("test-smt2", 8) };

@@ -4,7 +4,6 @@ mod common;
 use common::*;
 use wakesim_engine::{MSEC, USEC};
 use wakesim_machine::CpuSet;
-use wakesim_model::Features;
 use wakesim_workloads::{Dur, Op, TaskSpec, Workload};
 
 fn wl(tasks: Vec<TaskSpec>) -> Workload {
@@ -22,7 +21,7 @@ fn ipistorm(n: u64, from: usize, to: u32) -> Workload {
 
 #[test]
 fn call_function_to_a_polling_idle_cpu_is_a_flag_write_that_runs_newidle_before_v6_12() {
-    let f = Features::for_kernel("v6.6").unwrap();
+    let f = v6_6();
     let r = run("test-2x4", f, &ipistorm(2000, 1, 9), 1);
     assert!(!r.outcome.capped);
     let w = &r.stats.wake;
@@ -38,10 +37,8 @@ fn call_function_to_a_polling_idle_cpu_is_a_flag_write_that_runs_newidle_before_
 
 #[test]
 fn sm_idle_skips_the_pick_when_the_idle_task_is_kicked_without_a_task() {
-    let base = run("test-2x4", Features::for_kernel("v6.6").unwrap(), &ipistorm(2000, 1, 9), 1);
-    let mut f = Features::for_kernel("v6.6").unwrap();
-    f.SM_IDLE = true;
-    let sm = run("test-2x4", f, &ipistorm(2000, 1, 9), 1);
+    let base = run("test-2x4", v6_6(), &ipistorm(2000, 1, 9), 1);
+    let sm = run("test-2x4", feat("+SM_IDLE"), &ipistorm(2000, 1, 9), 1);
     assert!(sm.stats.newidle.from_idle_no_task < base.stats.newidle.from_idle_no_task / 10);
     // No pick_next_task() on the fast path, so no set_next_task_idle() (sched_goidle) either.
     let goidle = |r: &wakesim_model::RunResult| r.stats.cpus[9].sched_goidle;
@@ -56,9 +53,7 @@ fn sm_idle_skips_the_pick_when_the_idle_task_is_kicked_without_a_task() {
 
 #[test]
 fn without_csd_poll_every_call_function_to_an_idle_cpu_is_an_ipi() {
-    let mut f = Features::for_kernel("v6.6").unwrap();
-    f.CSD_POLL = false;
-    let r = run("test-2x4", f, &ipistorm(500, 1, 9), 1);
+    let r = run("test-2x4", feat("-CSD_POLL"), &ipistorm(500, 1, 9), 1);
     assert!(r.stats.wake.ipis_call_function >= 490, "IPIs {}", r.stats.wake.ipis_call_function);
 }
 
@@ -80,7 +75,7 @@ fn barrier_releases_all_parties_every_round() {
             )
         })
         .collect();
-    let r = run("test-2x4", Features::default(), &wl(tasks), 3);
+    let r = run("test-2x4", v6_6(), &wl(tasks), 3);
     assert!(!r.outcome.capped);
     assert_eq!(r.stats.wake.wakeups, (n as u64 - 1) * rounds);
 }
@@ -103,7 +98,7 @@ fn mutex_serialises_its_critical_sections() {
             )
         })
         .collect();
-    let r = run("test-2x4", Features::default(), &wl(tasks), 1);
+    let r = run("test-2x4", v6_6(), &wl(tasks), 1);
     assert!(!r.outcome.capped);
     assert!(r.outcome.end_time >= 8 * MSEC, "end {}", r.outcome.end_time);
 }
@@ -120,7 +115,7 @@ fn periodic_timer_keeps_the_period() {
             Op::Exit,
         ],
     );
-    let r = run("test-2x4", Features::default(), &wl(vec![t]), 1);
+    let r = run("test-2x4", v6_6(), &wl(vec![t]), 1);
     let end = r.outcome.end_time;
     // Boundaries are counted from the first call (after 100 us of compute): 10 periods later.
     assert!((10 * MSEC + 100 * USEC..10 * MSEC + 400 * USEC).contains(&end), "end {end}");
@@ -128,7 +123,7 @@ fn periodic_timer_keeps_the_period() {
 
 #[test]
 fn call_function_to_a_cpu_beyond_the_machine_is_rejected() {
-    let cfg = config("test-2x4", Features::default(), 1);
+    let cfg = config("test-2x4", v6_6(), 1);
     let err = wakesim_model::Sim::new(cfg, &ipistorm(1, 1, 99)).err().expect("must fail");
     assert!(err.contains("CPU 99"), "{err}");
 }

@@ -6,7 +6,7 @@ mod common;
 use common::*;
 use wakesim_engine::{Time, MSEC, USEC};
 use wakesim_model::state::TState;
-use wakesim_model::{Features, Sim};
+use wakesim_model::Sim;
 use wakesim_workloads::{Op, TaskSpec};
 
 const NEWLY: usize = 2; // IdleType::NewlyIdle
@@ -64,7 +64,7 @@ fn block_t(s: &mut Sim, prep: impl FnOnce(&mut Sim)) -> Pass {
 #[test]
 fn newidle_walks_smt_then_mc_and_stops_after_a_pull_at_mc() {
     // The hogs may run on CPU 4 (same LLC, other core) or 7; both start on 4.
-    let mut s = sim("test-2x4", Features::default(), &workload(scene(&[4, 7], 0), 0, 1), 1);
+    let mut s = sim("test-2x4", v6_6(), &workload(scene(&[4, 7], 0), 0, 1), 1);
     let p = block_t(&mut s, |_| {});
     assert_eq!(p.visited, [1, 1, 0], "SMT, MC, then stop: PKG not visited");
     assert_eq!(p.gained, [0, 1, 0], "the pull happened at MC");
@@ -76,7 +76,7 @@ fn newidle_walks_smt_then_mc_and_stops_after_a_pull_at_mc() {
 #[test]
 fn newidle_walks_smt_mc_pkg_and_pulls_across_llcs_at_pkg() {
     // The hogs may run on CPU 0 (the other LLC) or 7.
-    let mut s = sim("test-2x4", Features::default(), &workload(scene(&[0, 7], 0), 0, 1), 1);
+    let mut s = sim("test-2x4", v6_6(), &workload(scene(&[0, 7], 0), 0, 1), 1);
     let p = block_t(&mut s, |_| {});
     assert_eq!(p.visited, [1, 1, 1]);
     assert_eq!(p.gained, [0, 0, 1]);
@@ -87,7 +87,7 @@ fn newidle_walks_smt_mc_pkg_and_pulls_across_llcs_at_pkg() {
 #[test]
 fn newidle_without_anything_to_pull_visits_every_level_and_records_their_cost() {
     // The hogs are pinned to CPU 4: visible to the balancer, never movable.
-    let mut s = sim("test-2x4", Features::default(), &workload(scene(&[4], 0), 0, 1), 1);
+    let mut s = sim("test-2x4", v6_6(), &workload(scene(&[4], 0), 0, 1), 1);
     let costs0: Vec<Time> = (0..LEVELS).map(|l| s.max_newidle_lb_cost(7, l)).collect();
     assert_eq!(costs0, vec![0, 0, 0]);
     let p = block_t(&mut s, |_| {});
@@ -103,7 +103,7 @@ fn newidle_without_anything_to_pull_visits_every_level_and_records_their_cost() 
 #[test]
 fn newidle_is_skipped_when_avg_idle_is_below_the_lowest_domain_cost() {
     for gate in [true, false] {
-        let mut f = Features::default();
+        let mut f = v6_6();
         f.NEWIDLE_COST_GATE = gate;
         let mut s = sim("test-2x4", f, &workload(scene(&[0, 7], 0), 0, 1), 1);
         let p = block_t(&mut s, |s| {
@@ -126,11 +126,11 @@ fn newidle_is_skipped_when_avg_idle_is_below_the_lowest_domain_cost() {
 #[test]
 fn newidle_walk_stops_where_the_cost_so_far_plus_the_level_cost_exceeds_avg_idle() {
     // Only PKG has something to pull; make PKG (then MC) too expensive for the 1 ms budget.
-    let mut s = sim("test-2x4", Features::default(), &workload(scene(&[0, 7], 0), 0, 1), 1);
+    let mut s = sim("test-2x4", v6_6(), &workload(scene(&[0, 7], 0), 0, 1), 1);
     let p = block_t(&mut s, |s| s.doms[7][2].max_newidle_lb_cost = MSEC);
     assert_eq!(p.visited, [1, 1, 0], "PKG skipped: cost_sum + 1 ms > avg_idle");
     assert_eq!(p.gained, [0, 0, 0]);
-    let mut s = sim("test-2x4", Features::default(), &workload(scene(&[0, 7], 0), 0, 1), 1);
+    let mut s = sim("test-2x4", v6_6(), &workload(scene(&[0, 7], 0), 0, 1), 1);
     let p = block_t(&mut s, |s| s.doms[7][1].max_newidle_lb_cost = MSEC - 1);
     assert_eq!(p.visited, [1, 0, 0], "MC's cost does not fit after SMT's; the walk ends there");
 }
@@ -138,7 +138,7 @@ fn newidle_walk_stops_where_the_cost_so_far_plus_the_level_cost_exceeds_avg_idle
 #[test]
 fn newidle_is_skipped_when_no_cpu_was_ever_overloaded() {
     // Every task alone on its CPU: rd->overload never set.
-    let mut s = sim("test-2x4", Features::default(), &workload(scene(&[0], 0)[..2].to_vec(), 0, 1), 1);
+    let mut s = sim("test-2x4", v6_6(), &workload(scene(&[0], 0)[..2].to_vec(), 0, 1), 1);
     let p = block_t(&mut s, |s| assert!(!s.rd_overloaded));
     assert!(p.gated >= 1);
     assert_eq!(p.visited, [0, 0, 0]);
@@ -146,7 +146,7 @@ fn newidle_is_skipped_when_no_cpu_was_ever_overloaded() {
 
 #[test]
 fn avg_idle_is_updated_from_the_newidle_idle_stamp_at_the_next_wakeup() {
-    let mut s = sim("test-2x4", Features::default(), &workload(scene(&[4], 2 * MSEC), 0, 1), 1);
+    let mut s = sim("test-2x4", v6_6(), &workload(scene(&[4], 2 * MSEC), 0, 1), 1);
     block_t(&mut s, |_| {});
     let stamp = s.cpus[7].idle_stamp;
     let old = s.cpus[7].avg_idle as i64;
@@ -171,7 +171,7 @@ fn root_domain_overload_flag_clears_once_no_cpu_has_two_tasks() {
         pinned(task("hogA", vec![compute(200 * MSEC), Op::Exit]), &[0]),
         pinned(task("hogB", vec![compute(3 * MSEC), Op::Exit]), &[0]),
     ];
-    let mut s = sim("test-2x4", Features::default(), &workload(tasks, 0, 0), 1);
+    let mut s = sim("test-2x4", v6_6(), &workload(tasks, 0, 0), 1);
     s.step_until(2 * MSEC);
     assert!(s.rd_overloaded, "CPU 0 runs two tasks");
     s.step_until(100 * MSEC);

@@ -5,7 +5,7 @@
 mod common;
 use common::*;
 use wakesim_engine::{MSEC, USEC};
-use wakesim_model::{Features, Sim};
+use wakesim_model::Sim;
 use wakesim_workloads::Op;
 
 const IDLE: usize = 0; // IdleType::Idle
@@ -39,7 +39,7 @@ fn busy_llc_kicks_an_idle_cpu_that_balances_for_all_nohz_idle_cpus() {
 
 #[test]
 fn v6_6_polling_ilb_kick_is_dropped_by_nohz_csd_func() {
-    let mut s = sim("test-smt2", Features::default(), &two_hogs(), 1);
+    let mut s = sim("test-smt2", v6_6(), &two_hogs(), 1);
     s.step_until(30 * MSEC);
     assert!(s.wake.poll_wakes >= 5, "kicks by flag write: {}", s.wake.poll_wakes);
     assert_eq!(s.wake.ipis_sent, 0);

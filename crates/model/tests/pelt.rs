@@ -5,7 +5,6 @@ mod common;
 use common::*;
 use wakesim_engine::{MSEC, SEC};
 use wakesim_model::pelt::LOAD_AVG_MAX;
-use wakesim_model::Features;
 use wakesim_workloads::{Dur, Op};
 
 #[test]
@@ -13,7 +12,7 @@ fn running_task_util_reaches_half_capacity_after_32ms() {
     // The task first sleeps 1 s so that whatever its signals started at has decayed to ~0
     // (2^-30), then runs without a break.
     let t = pinned(task("hog", vec![sleep(SEC), compute(200 * MSEC), Op::Exit]), &[2]);
-    let mut s = sim("test-smt2", Features::default(), &workload(vec![t], 0, 0), 1);
+    let mut s = sim("test-smt2", v6_6(), &workload(vec![t], 0, 0), 1);
     s.step_until(SEC);
     assert!(s.sync_task_pelt(0).util_avg <= 2, "decayed while asleep");
     s.step_until(SEC + 32 * MSEC);
@@ -31,7 +30,7 @@ fn running_task_util_reaches_half_capacity_after_32ms() {
 #[test]
 fn sleeping_task_util_halves_every_32ms() {
     let t = pinned(task("t", vec![compute(300 * MSEC), sleep(200 * MSEC), Op::Exit]), &[1]);
-    let mut s = sim("test-smt2", Features::default(), &workload(vec![t], 0, 0), 1);
+    let mut s = sim("test-smt2", v6_6(), &workload(vec![t], 0, 0), 1);
     s.step_until(300 * MSEC + 100_000);
     let u0 = s.sync_task_pelt(0).util_avg;
     assert!(u0 > 1000);
@@ -50,7 +49,7 @@ fn running_task_load_avg_tracks_its_weight() {
         pinned(task("n0", vec![compute(300 * MSEC), Op::Exit]), &[1]),
         nice(pinned(task("n5", vec![compute(300 * MSEC), Op::Exit]), &[2]), 5),
     ];
-    let mut s = sim("test-smt2", Features::default(), &workload(tasks, 0, 0), 1);
+    let mut s = sim("test-smt2", v6_6(), &workload(tasks, 0, 0), 1);
     s.step_until(250 * MSEC);
     let l0 = s.sync_task_pelt(0).load_avg;
     let l5 = s.sync_task_pelt(1).load_avg;
@@ -77,7 +76,7 @@ fn cfs_rq_load_sum_and_load_avg_agree_across_migrations() {
         ])
     };
     let tasks = (0..12).map(|i| busy(format!("t{i}"))).collect();
-    let mut s = sim("test-smt2", Features::default(), &workload(tasks, 0, 0), 3);
+    let mut s = sim("test-smt2", v6_6(), &workload(tasks, 0, 0), 3);
     let mut worst = (0u64, 0u64, 0usize, 0u64);
     s.step_until_with(150 * MSEC, |s, t, _| {
         for c in 0..s.nr_cpus() {
@@ -99,7 +98,7 @@ fn cfs_rq_load_sum_and_load_avg_agree_across_migrations() {
 
 fn new_task_starts_with_full_load_and_half_the_spare_capacity_as_util() {
     let t = pinned(task("new", vec![compute(10 * MSEC), Op::Exit]), &[3]);
-    let mut s = sim("test-smt2", Features::default(), &workload(vec![t], 0, 0), 1);
+    let mut s = sim("test-smt2", v6_6(), &workload(vec![t], 0, 0), 1);
     s.step_until(10_000);
     let a = s.tasks[s.task_id(0) as usize].avg;
     assert!(a.load_avg >= 1000, "load_avg = scale_load_down(weight) at fork: {}", a.load_avg);

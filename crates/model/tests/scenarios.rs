@@ -34,7 +34,7 @@ fn until_running(s: &mut Sim, i: usize, cpu: usize, limit: u64) -> Vec<Ev> {
 fn s1_sync_wakeup_goes_affine_then_to_idle_prev_through_the_wakelist_by_poll_wake() {
     let w = pinned(task("W", vec![compute(300 * USEC), Op::Send { chan: 0, bytes: 4 }, compute(100 * USEC), Op::Exit]), &[0]);
     let r = start_on(task("R", vec![Op::Recv { chan: 0, bytes: 4 }, compute(20 * USEC), Op::Exit]), 5);
-    let mut s = sim("test-smt2", Features::default(), &workload(vec![w, r], 1, 0), 1);
+    let mut s = sim("test-smt2", v6_6(), &workload(vec![w, r], 1, 0), 1);
     s.step_until(290 * USEC);
     let (wid, rid) = (s.task_id(0) as usize, s.task_id(1) as usize);
     assert!(s.is_available_idle(5) && s.is_polling_idle(5), "R sleeps; CPU 5 idles in a polling state");
@@ -87,7 +87,7 @@ fn s2_busy_llc_with_zero_scan_depth_enqueues_under_the_remote_lock_and_sends_a_r
     // R shares CPU 5 with hog5, which runs first: R sleeps owed service (positive lag).
     tasks.push(start_on(task("R", vec![Op::FutexWait { futex: 0 }, compute(50 * USEC), Op::Exit]), 5));
     let r = tasks.len() - 1;
-    let mut s = sim("test-smt2", Features::default(), &workload(tasks, 0, 1), 1);
+    let mut s = sim("test-smt2", v6_6(), &workload(tasks, 0, 1), 1);
     s.step_until(5 * MSEC);
     assert!(s.tasks[s.task_id(r) as usize].se.vlag > 0, "R left with a positive lag");
     // Step until W's try_to_wake_up() places R, keeping the state just before that event.
@@ -135,7 +135,7 @@ fn s3_wide_cross_llc_wakeup_stays_in_prevs_llc_and_uses_the_wakelist() {
         start_on(task("R", vec![Op::Recv { chan: 0, bytes: 4 }, compute(20 * USEC), Op::Exit]), 5),
         pinned(task("hog5", vec![sleep(200 * USEC), compute(10 * MSEC), Op::Exit]), &[5]),
     ];
-    let mut s = sim("test-2x4", Features::default(), &workload(tasks, 1, 0), 1);
+    let mut s = sim("test-2x4", v6_6(), &workload(tasks, 1, 0), 1);
     s.step_until(MSEC);
     assert_eq!(s.task_cpu(1), 5);
     assert!(!s.is_available_idle(5), "prev is busy");
@@ -161,7 +161,7 @@ fn s4(hog_cpus: &[usize]) -> Sim {
     for n in ["hogA", "hogB"] {
         tasks.push(start_on(pinned(task(n, vec![compute(40 * MSEC), Op::Exit]), hog_cpus), hog_cpus[0] as u32));
     }
-    let mut s = sim("test-2x4", Features::default(), &workload(tasks, 0, 0), 1);
+    let mut s = sim("test-2x4", v6_6(), &workload(tasks, 0, 0), 1);
     s.step_until(5 * MSEC - 10 * USEC);
     assert_eq!(s.running(7), Some(0));
     s
@@ -265,7 +265,7 @@ fn s5_run(mut s: Sim) -> (Sim, S5) {
 /// flushes the CSD, runs schedule_idle() → pick_next_task_fair() → newidle with nothing to run.
 #[test]
 fn s5_v6_6_function_call_to_a_polling_idle_cpu_runs_schedule_and_newidle() {
-    let (_, d) = s5_run(s5(Features::for_kernel("v6.6").unwrap(), false));
+    let (_, d) = s5_run(s5(v6_6(), false));
     assert_eq!((d.poll_wakes, d.ipis), (1, 0), "a flag write, no IPI");
     assert_eq!(d.schedules, 1, "a spurious __schedule()");
     assert_eq!((d.newidle, d.newidle_from_idle), (1, 1), "newidle from the idle task");
@@ -284,7 +284,7 @@ fn s5_v6_12_sm_idle_returns_to_idle_without_newidle() {
 /// NEED_RESCHED stays clear, no schedule() at all.
 #[test]
 fn s5_function_call_to_a_non_polling_idle_cpu_is_an_ipi_without_schedule() {
-    let (_, d) = s5_run(s5(Features::for_kernel("v6.6").unwrap(), true));
+    let (_, d) = s5_run(s5(v6_6(), true));
     assert_eq!((d.poll_wakes, d.ipis), (0, 1));
     assert_eq!(d.schedules, 0);
     assert_eq!(d.newidle, 0);
@@ -296,7 +296,7 @@ fn s5_function_call_to_a_non_polling_idle_cpu_is_an_ipi_without_schedule() {
 #[test]
 fn s5_nohz_kick_to_a_polling_idle_cpu_loses_the_idle_balance() {
     let wl = workload(vec![pinned(task("hog", vec![compute(50 * MSEC), Op::Exit]), &[0])], 0, 0);
-    let mut s = sim("test-smt2", Features::default(), &wl, 1);
+    let mut s = sim("test-smt2", v6_6(), &wl, 1);
     s.step_until(10 * MSEC + 100 * USEC);
     assert!(s.is_polling_idle(3) && s.is_available_idle(3));
     let b = s.wake.clone();

@@ -1,10 +1,9 @@
 mod common;
 use common::*;
-use wakesim_model::Features;
 
 #[test]
 fn ping_pong_pair_completes_every_round_trip() {
-    let r = run("test-smt2", Features::default(), &ping_pong(1, 1000), 1);
+    let r = run("test-smt2", v6_6(), &ping_pong(1, 1000), 1);
     assert!(!r.outcome.capped, "run hit the cap");
     assert_eq!(r.outcome.task_exit.iter().filter(|e| e.is_some()).count(), 2);
     // 2 wakeups per round trip (plus possibly none at start).

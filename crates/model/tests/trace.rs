@@ -6,7 +6,7 @@ mod common;
 use common::*;
 use serde_json::Value;
 use wakesim_engine::MSEC;
-use wakesim_model::{run_with_trace, Features, Trace, TraceEvent, TraceOpts};
+use wakesim_model::{run_with_trace, Trace, TraceEvent, TraceOpts};
 use wakesim_workloads::Workload;
 
 fn cmd(args: &[&str]) -> Workload {
@@ -14,7 +14,7 @@ fn cmd(args: &[&str]) -> Workload {
 }
 
 fn traced(machine: &str, wl: &Workload, opts: TraceOpts) -> (wakesim_model::RunResult, Trace) {
-    run_with_trace(config(machine, Features::default(), 1), wl, opts).unwrap()
+    run_with_trace(config(machine, v6_6(), 1), wl, opts).unwrap()
 }
 
 fn events(json: &str) -> Vec<Value> {
@@ -85,7 +85,7 @@ fn one_task_slice_per_switch_to_a_task_as_schedstat_counts_them() {
 fn recorded_ipis_polling_wakes_and_migrations_match_the_counters() {
     // Non-polling idle makes every kick an IPI, so both kinds of event occur.
     let wl = hackbench();
-    let mut cfg = config("test-2x4", Features::default(), 1);
+    let mut cfg = config("test-2x4", v6_6(), 1);
     non_polling_idle(&mut cfg);
     let (r, tr) = run_with_trace(cfg, &wl, TraceOpts::default()).unwrap();
     let count = |f: &dyn Fn(&TraceEvent) -> bool| tr.events.iter().filter(|s| f(&s.ev)).count() as u64;
@@ -151,20 +151,20 @@ fn the_same_seed_gives_a_byte_identical_trace() {
     let a = traced("test-2x4", &wl, TraceOpts::default()).1.to_chrome_json();
     let b = traced("test-2x4", &wl, TraceOpts::default()).1.to_chrome_json();
     assert!(a == b, "traces differ");
-    let c = run_with_trace(config("test-2x4", Features::default(), 2), &wl, TraceOpts::default()).unwrap().1.to_chrome_json();
+    let c = run_with_trace(config("test-2x4", v6_6(), 2), &wl, TraceOpts::default()).unwrap().1.to_chrome_json();
     assert!(a != c, "another seed gives another trace");
 }
 
 #[test]
 fn tracing_changes_nothing_about_the_run() {
     let wl = hackbench();
-    let plain = run("test-smt2", Features::default(), &wl, 1);
+    let plain = run("test-smt2", v6_6(), &wl, 1);
     let (traced, _) = traced("test-smt2", &wl, TraceOpts { window: Some((0, MSEC)), limit: 50 });
     assert_eq!(plain.stats.to_json(), traced.stats.to_json());
     assert_eq!(plain.events, traced.events);
     assert_eq!(plain.outcome.end_time, traced.outcome.end_time);
     // And a Sim that is not traced returns no trace.
-    assert!(sim("test-smt2", Features::default(), &wl, 1).run_traced().1.is_none());
+    assert!(sim("test-smt2", v6_6(), &wl, 1).run_traced().1.is_none());
 }
 
 #[test]

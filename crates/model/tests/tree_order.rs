@@ -17,7 +17,7 @@ fn tasks(n: usize) -> Vec<Task> {
 }
 
 fn eevdf() -> Features {
-    Features::default()
+    Features::for_kernel("v6.6").unwrap()
 }
 
 fn cfs() -> Features {

@@ -6,7 +6,6 @@
 mod common;
 use common::*;
 use wakesim_engine::{MSEC, USEC};
-use wakesim_model::Features;
 use wakesim_workloads::{Op, TaskSpec, Workload};
 
 fn wl(tasks: Vec<TaskSpec>) -> Workload {
@@ -23,10 +22,10 @@ fn late_waiter(wake: Op) -> Workload {
 
 #[test]
 fn a_futex_wake_with_no_waiter_is_lost_but_a_semaphore_post_is_kept() {
-    let lost = run("test-smt2", Features::default(), &late_waiter(Op::FutexWakeWaiters { futex: 0, n: 1 }), 1);
+    let lost = run("test-smt2", v6_6(), &late_waiter(Op::FutexWakeWaiters { futex: 0, n: 1 }), 1);
     assert!(lost.outcome.task_exit[1].is_some(), "the waker finished");
     assert!(lost.outcome.task_exit[0].is_none(), "the wake was lost: the waiter still waits");
-    let kept = run("test-smt2", Features::default(), &late_waiter(Op::FutexWake { futex: 0, n: 1 }), 1);
+    let kept = run("test-smt2", v6_6(), &late_waiter(Op::FutexWake { futex: 0, n: 1 }), 1);
     assert!(kept.outcome.task_exit[0].is_some_and(|t| t < 2 * MSEC), "the post was kept: the wait passed");
 }
 
@@ -34,7 +33,7 @@ fn a_futex_wake_with_no_waiter_is_lost_but_a_semaphore_post_is_kept() {
 fn futex_wake_waiters_wakes_at_most_n_of_the_tasks_waiting_now() {
     let mut tasks: Vec<TaskSpec> = (0..3).map(|i| task(&format!("w{i}"), vec![Op::FutexWait { futex: 0 }, Op::Exit])).collect();
     tasks.push(task("waker", vec![sleep(MSEC), Op::FutexWakeWaiters { futex: 0, n: 2 }, sleep(MSEC), Op::FutexWakeWaiters { futex: 0, n: 5 }, Op::Exit]));
-    let r = run("test-smt2", Features::default(), &wl(tasks), 1);
+    let r = run("test-smt2", v6_6(), &wl(tasks), 1);
     let exits: Vec<_> = r.outcome.task_exit[..3].iter().map(|t| t.unwrap()).collect();
     let first = exits.iter().filter(|&&t| t < 2 * MSEC).count();
     assert_eq!(first, 2, "the first wake woke two of three: {exits:?}");
@@ -48,7 +47,7 @@ fn wake_all_sync_wakes_every_waiter_with_wf_sync_and_later_waits_pass() {
     let mut tasks: Vec<TaskSpec> = (0..n).map(|i| task(&format!("w{i}"), vec![Op::FutexWait { futex: 0 }, Op::Exit])).collect();
     tasks.push(task("late", vec![sleep(3 * MSEC), Op::FutexWait { futex: 0 }, Op::FutexWait { futex: 0 }, Op::Exit]));
     tasks.push(task("waker", vec![sleep(MSEC), Op::FutexWakeAllSync { futex: 0 }, Op::Exit]));
-    let r = run("test-smt2", Features::default(), &wl(tasks), 1);
+    let r = run("test-smt2", v6_6(), &wl(tasks), 1);
     assert!(!r.outcome.capped, "every task finished");
     let late = r.outcome.task_exit[n].unwrap();
     assert!((3 * MSEC..4 * MSEC).contains(&late), "the late waiter passed without a wake: {late}");
@@ -71,12 +70,12 @@ fn a_datagram_to_a_full_buffer_is_dropped_and_the_sender_goes_on() {
         reporter: Box::new(Elapsed),
         duration: None,
     };
-    let dgram = run("test-smt2", Features::default(), &w(|chan, bytes| Op::SendDgram { chan, bytes }), 1);
+    let dgram = run("test-smt2", v6_6(), &w(|chan, bytes| Op::SendDgram { chan, bytes }), 1);
     // The first datagram fits (60 of 100 bytes); the nine after it find 40 bytes free.
     assert_eq!(dgram.stats.wake.dgram_drops, 9);
     assert!(dgram.outcome.task_exit[0].unwrap() < MSEC, "the sender never blocked");
     assert!(!dgram.outcome.capped);
-    let stream = run("test-smt2", Features::default(), &w(|chan, bytes| Op::Send { chan, bytes }), 1);
+    let stream = run("test-smt2", v6_6(), &w(|chan, bytes| Op::Send { chan, bytes }), 1);
     assert_eq!(stream.stats.wake.dgram_drops, 0);
     assert!(stream.outcome.task_exit[0].is_none(), "a blocking sender waits for a reader that reads once");
 }
@@ -90,9 +89,9 @@ fn call_function_all_waits_until_every_other_cpu_has_run_it() {
         t.start_cpu = Some(2);
         Workload { name: "call".into(), tasks: vec![t], channels: vec![], futexes: 0, reporter: Box::new(Elapsed), duration: None }
     };
-    let all = run("test-smt2", Features::default(), &one(Op::CallFuncAll { wait: true }), 1);
-    let single = run("test-smt2", Features::default(), &one(Op::CallFunc { cpu: 5, wait: true }), 1);
-    let nowait = run("test-smt2", Features::default(), &one(Op::CallFuncAll { wait: false }), 1);
+    let all = run("test-smt2", v6_6(), &one(Op::CallFuncAll { wait: true }), 1);
+    let single = run("test-smt2", v6_6(), &one(Op::CallFunc { cpu: 5, wait: true }), 1);
+    let nowait = run("test-smt2", v6_6(), &one(Op::CallFuncAll { wait: false }), 1);
     let kicks = |r: &wakesim_model::RunResult| r.stats.wake.ipis_call_function + r.stats.wake.poll_wakes;
     // One kick per other CPU (+1: the kick that starts the task), against one for a single call.
     assert_eq!(kicks(&all), n - 1 + 1);

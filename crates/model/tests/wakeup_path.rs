@@ -51,7 +51,7 @@ fn is_poll_wake_of(ev: &Ev, cpu: usize) -> bool {
 
 #[test]
 fn same_llc_wakeup_of_an_idle_cpu_is_queued_on_its_wakelist_and_enqueued_there() {
-    let mut s = sim("test-smt2", Features::default(), &waker_wakee(5, 200 * USEC), 1);
+    let mut s = sim("test-smt2", v6_6(), &waker_wakee(5, 200 * USEC), 1);
     s.step_until(150 * USEC);
     assert_eq!(s.task_cpu(R), 5);
     assert!(s.is_available_idle(5), "R blocked: CPU 5 is idle");
@@ -72,7 +72,7 @@ fn same_llc_wakeup_of_an_idle_cpu_is_queued_on_its_wakelist_and_enqueued_there()
 
 #[test]
 fn polling_idle_target_is_woken_by_a_flag_write_without_an_ipi() {
-    let mut s = sim("test-smt2", Features::default(), &waker_wakee(5, 200 * USEC), 1);
+    let mut s = sim("test-smt2", v6_6(), &waker_wakee(5, 200 * USEC), 1);
     s.step_until(150 * USEC);
     assert!(s.is_polling_idle(5), "x86 generic idle states poll (POLL / MWAIT)");
     let before = step_to_wakeup(&mut s, 200 * USEC);
@@ -99,7 +99,7 @@ fn non_polling_idle_target_needs_a_call_function_ipi() {
 #[test]
 fn arm64_wfi_idle_target_needs_an_ipi() {
     // altra: arm64, WFI only; the LLC-sharing level is the 2-CPU cluster {0,1}.
-    let mut s = sim("altra", Features::default(), &waker_wakee(1, 200 * USEC), 1);
+    let mut s = sim("altra", v6_6(), &waker_wakee(1, 200 * USEC), 1);
     s.step_until(150 * USEC);
     assert!(s.m.share_cache(0, 1));
     assert!(!s.is_polling_idle(1));
@@ -113,7 +113,7 @@ fn arm64_wfi_idle_target_needs_an_ipi() {
 
 #[test]
 fn ping_pong_on_polling_idle_cpus_wakes_by_flag_writes_but_on_arm64_by_ipis() {
-    let x86 = run("test-smt2", Features::default(), &ping_pong(1, 500), 1);
+    let x86 = run("test-smt2", v6_6(), &ping_pong(1, 500), 1);
     assert!(!x86.outcome.capped);
     let w = &x86.stats.wake;
     assert!(w.wakelist_queued >= 990, "same-LLC wakes of idle CPUs use the wakelist: {}", w.wakelist_queued);
@@ -121,7 +121,7 @@ fn ping_pong_on_polling_idle_cpus_wakes_by_flag_writes_but_on_arm64_by_ipis() {
     // CPU (WF_ON_CPU wakelist): that CPU runs prev, not its idle task, so it needs an IPI.
     assert!(w.ipis_sent <= 2, "ipis {}", w.ipis_sent);
     assert!(w.poll_wakes >= 990, "poll wakes {}", w.poll_wakes);
-    let arm = run("altra", Features::default(), &ping_pong(1, 500), 1);
+    let arm = run("altra", v6_6(), &ping_pong(1, 500), 1);
     assert!(!arm.outcome.capped);
     let a = &arm.stats.wake;
     assert_eq!(a.poll_wakes, 0, "arm64 WFI never polls");
@@ -132,7 +132,7 @@ fn ping_pong_on_polling_idle_cpus_wakes_by_flag_writes_but_on_arm64_by_ipis() {
 
 #[test]
 fn wakelist_disabled_makes_the_waker_enqueue_remotely() {
-    let mut s = sim("test-smt2", feat("TTWU_QUEUE", false), &waker_wakee(5, 200 * USEC), 1);
+    let mut s = sim("test-smt2", feat("-TTWU_QUEUE"), &waker_wakee(5, 200 * USEC), 1);
     let before = step_to_wakeup(&mut s, 200 * USEC);
     assert_eq!(s.wake.wakelist_queued, before.wakelist_queued);
     assert_eq!(s.wake.direct_enqueue, before.direct_enqueue + 1);
@@ -145,7 +145,7 @@ fn wakelist_disabled_makes_the_waker_enqueue_remotely() {
 #[test]
 fn pre_v6_0_wakelist_rule_only_offloads_when_the_wakee_is_still_on_cpu() {
     // TTWU_QUEUE_IDLE off: the v5.8–v5.19 rule; an idle same-LLC target is enqueued directly.
-    let mut s = sim("test-smt2", feat("TTWU_QUEUE_IDLE", false), &waker_wakee(5, 200 * USEC), 1);
+    let mut s = sim("test-smt2", feat("-TTWU_QUEUE_IDLE"), &waker_wakee(5, 200 * USEC), 1);
     let before = step_to_wakeup(&mut s, 200 * USEC);
     assert_eq!(s.wake.wakelist_queued, before.wakelist_queued);
     assert_eq!(s.wake.remote_enqueue, before.remote_enqueue + 1);
@@ -169,7 +169,7 @@ const R_BUSY: usize = 9;
 
 #[test]
 fn busy_same_llc_target_is_enqueued_by_the_waker_under_the_remote_rq_lock_and_kicked_by_ipi() {
-    let mut s = sim("test-smt2", Features::default(), &busy_llc_futex(20 * MSEC), 1);
+    let mut s = sim("test-smt2", v6_6(), &busy_llc_futex(20 * MSEC), 1);
     s.step_until(5 * MSEC);
     assert!(s.running(5).is_some() && s.nr_running(5) == 1, "R ran and sleeps on the futex");
     let before = s.wake.clone();
@@ -201,7 +201,7 @@ fn cross_llc(hogs_in_llc1: bool) -> Workload {
 fn cross_llc_wakeup_of_a_busy_cpu_goes_through_the_wakelist_with_an_ipi() {
     let wl = cross_llc(true);
     let r = wl.tasks.len() - 1;
-    let mut s = sim("test-2x4", Features::default(), &wl, 1);
+    let mut s = sim("test-2x4", v6_6(), &wl, 1);
     let before = step_to_wakeup(&mut s, 5 * MSEC);
     let target = (4..16).find(|&c| s.on_wakelist(c, r)).expect("R on an LLC-1 wakelist");
     assert!(!s.m.share_cache(0, target));
@@ -216,7 +216,7 @@ fn cross_llc_wakeup_of_a_busy_cpu_goes_through_the_wakelist_with_an_ipi() {
 fn cross_llc_wakeup_of_an_idle_cpu_goes_through_the_wakelist_with_a_flag_write() {
     let wl = cross_llc(false);
     let r = wl.tasks.len() - 1;
-    let mut s = sim("test-2x4", Features::default(), &wl, 1);
+    let mut s = sim("test-2x4", v6_6(), &wl, 1);
     let before = step_to_wakeup(&mut s, 5 * MSEC);
     assert!(s.on_wakelist(5, r), "prev (CPU 5) is idle: SIS keeps it");
     step_until_running(&mut s, r, 5, 6 * MSEC);
@@ -261,20 +261,19 @@ fn affine(f: Features, this_load: u64, prev_load: u64, sync: bool) -> bool {
 #[test]
 fn wake_affine_weight_equal_loads_keep_prev_unless_the_wakeup_is_sync() {
     // WA_BIAS off so that equal cpu_load() values are an exact tie.
-    let mut f = Features::default();
-    f.WA_BIAS = false;
+    let f = feat("-WA_BIAS");
     assert!(!affine(f, 2000, 2000, false), "strict '<': a tie stays on prev (Mel Gorman 2018)");
     assert!(affine(f, 2000, 2000, true), "sync: prev_eff + 1, so a tie goes to the waker's CPU");
     assert!(affine(f, 1000, 2000, false), "lower load on the waker's CPU: pull");
     assert!(!affine(f, 3000, 2000, true), "higher load on the waker's CPU: stay");
-    f.WA_WEIGHT_NOEQUAL = false;
+    let f = feat("-WA_BIAS,-WA_WEIGHT_NOEQUAL");
     assert!(affine(f, 2000, 2000, false), "pre-2018 '<=': a tie pulls to the waker's CPU");
 }
 
 #[test]
 fn wake_affine_weight_bias_scales_prev_load_by_half_the_imbalance_pct() {
     // WA_BIAS: this_eff·100 vs prev_eff·(100 + (117-100)/2) = ·108.
-    let f = Features::default();
+    let f = v6_6();
     assert!(affine(f, 2000, 2000, false), "equal loads: 200000 < 216000");
     assert!(affine(f, 2150, 2000, false), "215000 < 216000");
     assert!(!affine(f, 2170, 2000, false), "217000 ≥ 216000");
@@ -291,7 +290,7 @@ fn a_call_to_an_idle_cpu_that_is_in_schedule_idle_needs_a_real_ipi() {
     );
     let h0 = pinned(task("h0", vec![compute(20 * MSEC), Op::Exit]), &[0]);
     let h1 = pinned(task("h1", vec![compute(20 * MSEC), Op::Exit]), &[0]);
-    let mut s = sim("test-smt2", Features::for_kernel("v6.6").unwrap(), &workload(vec![w, h0, h1], 0, 0), 1);
+    let mut s = sim("test-smt2", v6_6(), &workload(vec![w, h0, h1], 0, 0), 1);
     s.step_until(5 * MSEC - 10 * USEC);
     let (mut polls3, mut ipis3, mut second_call) = (0, 0, None);
     s.step_until_with(5 * MSEC + 100 * USEC, |s, _, ev| {
@@ -317,7 +316,7 @@ fn a_call_to_an_idle_cpu_that_is_in_schedule_idle_needs_a_real_ipi() {
 
 fn a_task_given_start_cpu_0_starts_on_cpu_0() {
     let t = |n: &str| start_on(task(n, vec![compute(10 * MSEC), Op::Exit]), 0);
-    let mut s = sim("test-smt2", Features::default(), &workload(vec![t("a"), t("b")], 0, 0), 1);
+    let mut s = sim("test-smt2", v6_6(), &workload(vec![t("a"), t("b")], 0, 0), 1);
     s.step_until(10 * USEC);
     assert_eq!((s.task_cpu(0), s.task_cpu(1)), (0, 0), "both asked for CPU 0");
 }

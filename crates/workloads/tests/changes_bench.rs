@@ -15,12 +15,7 @@ fn run_wl(machine: &str, kernel: &str, changes: &[&str], w: Workload, cap_s: f64
     let m = wakesim_machine::preset(machine).unwrap();
     let costs = wakesim_costs::profile_for(&m.cost_profile).unwrap();
     let mut f = Features::for_kernel(kernel).unwrap();
-    for c in changes {
-        match c.strip_prefix('-') {
-            Some(n) => f.set(n, false).unwrap(),
-            None => f.set(c.trim_start_matches('+'), true).unwrap(),
-        }
-    }
+    f.apply(&changes.join(",")).unwrap();
     let cap = (cap_s * 1e9) as u64;
     let cap = w.duration.map_or(cap, |d| d.min(cap));
     let cfg = Config { machine: m, costs, features: f, seed: 1, duration_cap: cap };

@@ -151,7 +151,7 @@ pub fn sim(machine: &str, f: Features, wl: &Workload, seed: u64) -> Sim {
 
 /// A simulation whose config was adjusted by `adj` (cost overrides, features...).
 pub fn sim_with(machine: &str, wl: &Workload, seed: u64, adj: impl FnOnce(&mut Config)) -> Sim {
-    let mut cfg = config(machine, Features::default(), seed);
+    let mut cfg = config(machine, v6_6(), seed);
     adj(&mut cfg);
     cfg.costs.validate().expect("valid cost override");
     Sim::new(cfg, wl).expect("sim")
@@ -168,10 +168,16 @@ pub fn non_polling_idle(cfg: &mut Config) {
     }];
 }
 
-/// Features with one flag changed.
-pub fn feat(name: &str, on: bool) -> Features {
-    let mut f = Features::default();
-    f.set(name, on).expect("feature");
+/// The v6.6 profile: the kernel most mechanism tests are written against (EEVDF, SIS_UTIL,
+/// no delayed dequeue, no SM_IDLE).
+pub fn v6_6() -> Features {
+    Features::for_kernel("v6.6").unwrap()
+}
+
+/// The v6.6 profile with a `--features` spec (`+A,-B`) applied.
+pub fn feat(spec: &str) -> Features {
+    let mut f = v6_6();
+    f.apply(spec).expect("feature");
     f
 }
 
