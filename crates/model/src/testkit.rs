@@ -220,7 +220,7 @@ impl Sim {
 
     /// `kick_ilb()` from `from` to `ilb`: queue the NOHZ idle-balance CSD and kick the CPU
     /// (a flag write if it polls, else an IPI), exactly as `nohz_balancer_kick()` ends. This is
-    /// the model's only function-call CSD that carries no task (research §18 S5).
+    /// the model's only function-call CSD that carries no task (kernel/sched/fair.c: kick_ilb()).
     pub fn kick_ilb_csd(&mut self, from: usize, ilb: usize) {
         let was_empty = self.cpus[ilb].csd.is_empty();
         self.cpus[ilb].csd.push_back(Csd::IlbKick);

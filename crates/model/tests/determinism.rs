@@ -1,5 +1,5 @@
 //! Determinism: the same seed gives the same run, bit for bit; another seed gives another run
-//! (MODELING.md "Determinism").
+//! (docs/model.md, "Determinism").
 
 mod common;
 use common::*;

@@ -1,5 +1,7 @@
 //! EEVDF: lag-based placement and wakeup preemption, weighted sharing of one CPU, slice-length
-//! preemption at the tick (research/kernel-wakeup.md §4, §2.8).
+//! preemption at the tick (kernel/sched/fair.c: place_entity(), pick_eevdf(), update_curr(),
+//! check_preempt_wakeup_fair(); Stoica and Abdel-Wahab, "Earliest Eligible Virtual Deadline
+//! First", 1995).
 
 mod common;
 use common::*;

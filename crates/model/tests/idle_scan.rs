@@ -1,6 +1,7 @@
 //! select_idle_sibling(): the target/prev/recent shortcuts, the SMT-sibling and idle-core
 //! searches, the has_idle_cores hint, and SIS_UTIL's scan depth nr_idle_scan
-//! (research/kernel-wakeup.md §3.5–§3.7).
+//! (kernel/sched/fair.c: select_idle_sibling(), select_idle_cpu(), select_idle_core(),
+//! update_idle_cpu_scan()).
 
 mod common;
 use common::*;
@@ -155,7 +156,7 @@ fn sis_util_zero_depth_scans_nothing_even_with_an_idle_cpu() {
 
 #[test]
 fn nr_idle_scan_follows_the_kernel_formula_on_a_16_cpu_llc() {
-    // research §3.7 worked example: w = 16, imbalance_pct = 117: x = 512 → nr = 10; x ≥ 848
+    // update_idle_cpu_scan() (kernel/sched/fair.c) worked through: w = 16, imbalance_pct = 117: x = 512 → nr = 10; x ≥ 848
     // (≈83 %) → nr = 0. epyc-7763's LLC (a CCX) is 8 cores × 2 threads.
     let wl = workload(vec![task("t", vec![Op::Exit])], 0, 0);
     let mut s = sim("epyc-7763", v6_6(), &wl, 1);

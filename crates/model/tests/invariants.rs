@@ -1,5 +1,6 @@
 //! Whole-system invariants under random small task graphs: a task is never on two runqueues,
-//! the clock never goes back, every task finishes (research §16; MODELING.md).
+//! the clock never goes back, every task finishes (docs/model.md, "Time belongs to CPUs" and
+//! "Tasks").
 
 mod common;
 use common::*;

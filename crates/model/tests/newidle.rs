@@ -1,5 +1,6 @@
 //! sched_balance_newidle(): the root-domain-overload and avg_idle gates, the bottom-up walk
-//! within the avg_idle budget, stopping on a pull, and the cost feedback (research §6, §18 S4).
+//! within the avg_idle budget, stopping on a pull, and the cost feedback (kernel/sched/fair.c:
+//! sched_balance_newidle(), newidle_balance() before v6.10; update_newidle_cost()).
 //! Machine: test-2x4; CPU 7's domains: SMT {7,15} → MC {4-7,12-15} → PKG {0-15}.
 
 mod common;

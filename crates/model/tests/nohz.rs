@@ -1,6 +1,7 @@
 //! NOHZ idle balancing: the busy CPU's tick kicks an idle CPU (kick_ilb) to balance on behalf
 //! of every tickless idle CPU; v6.6's nohz_csd_func() drops the balance when the kick arrived
-//! by a flag write (need_resched() set) (research §5.3, §8.2, §11.5).
+//! by a flag write (need_resched() set) (kernel/sched/fair.c: nohz_balancer_kick(), kick_ilb();
+//! kernel/sched/core.c: nohz_csd_func()).
 
 mod common;
 use common::*;

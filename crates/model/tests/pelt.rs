@@ -1,5 +1,5 @@
 //! PELT end to end: signals of running, sleeping and migrating tasks as the scheduler sees them
-//! (research/kernel-wakeup.md §10).
+//! (kernel/sched/pelt.c: ___update_load_sum(), ___update_load_avg(); the uses in fair.c).
 
 mod common;
 use common::*;

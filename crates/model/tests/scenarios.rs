@@ -1,4 +1,5 @@
-//! The worked scenarios S1–S5 of research/kernel-wakeup.md §18, step by step on the model.
+//! Five worked wakeup scenarios (S1–S5), step by step on the model, each through the kernel
+//! functions it names (kernel/sched/core.c, fair.c, idle.c).
 //! Machines: test-smt2 (1 LLC, cores {c, c+4}) and test-2x4 (LLC 0 = {0-3,8-11},
 //! LLC 1 = {4-7,12-15}); x86 generic costs (idle CPUs poll) unless stated.
 
@@ -292,7 +293,8 @@ fn s5_function_call_to_a_non_polling_idle_cpu_is_an_ipi_without_schedule() {
 
 /// S5, the NOHZ kick variant (v6.6) — kick_ilb()'s CSD to a polling idle CPU sets NEED_RESCHED,
 /// so nohz_csd_func() sees need_resched() and drops the idle balance; the CPU runs schedule()
-/// and newidle instead (research §5.3, §11.5).
+/// and newidle instead (kernel/sched/core.c: nohz_csd_func(); Vincent Guittot's review of
+/// K Prateek Nayak's 2024 RFC, https://lore.kernel.org/lkml/20240119084548.2788-1-kprateek.nayak@amd.com/).
 #[test]
 fn s5_nohz_kick_to_a_polling_idle_cpu_loses_the_idle_balance() {
     let wl = workload(vec![pinned(task("hog", vec![compute(50 * MSEC), Op::Exit]), &[0])], 0, 0);

@@ -1,5 +1,6 @@
 //! try_to_wake_up(): wakelist vs direct enqueue, IPI vs polling flag write, cross-LLC offload,
-//! wake_affine_weight's tie rule (research/kernel-wakeup.md §2.3–§2.5, §3.4, §11.4).
+//! wake_affine_weight's tie rule (kernel/sched/core.c: try_to_wake_up(), ttwu_queue_cond(),
+//! set_nr_if_polling(); kernel/sched/fair.c: wake_affine_weight(), commit 082f764a2f3f).
 
 mod common;
 use common::*;

@@ -25,10 +25,9 @@ fn run_wl(machine: &str, kernel: &str, changes: &[&str], w: Workload, cap_s: f64
 }
 
 /// Tianchen Ding (2022): the idle-target wakelist raised UnixBench pipe-based context switching
-/// by 11 % and made hackbench faster on an 8269CY with v5.19. At full size (`-l 100000`) the
-/// model's hackbench is 11 % faster with it (README, "The five changes"); this short run is
-/// dominated by where the start's wakeups land, so it checks the mechanism instead: wakers stop
-/// taking the target's rq lock.
+/// by 11 % and made hackbench faster on an 8269CY with v5.19. A short hackbench run is
+/// dominated by where the start's wakeups land, so for hackbench it checks the mechanism
+/// instead: wakers stop taking the target's rq lock.
 #[test]
 fn ttwu_queue_idle_speeds_up_context_switching_and_hackbench_wakers_on_xeon_8269cy() {
     let (_, base) = run_on("xeon-8269cy", "v5.19", &[], "context1 1", 2.0);
@@ -78,9 +77,9 @@ fn sis_filter_speeds_up_overloaded_hackbench_pipes_on_xeon_8260() {
     assert!(chg < base * 0.95, "hackbench -p -g 24 time {base} -> {chg}");
     // Neutral while the LLCs have idle CPUs to find (1 group = 40 tasks on 96 CPUs): after the
     // start every wakeup goes back to the previous CPU, so select_idle_cpu() — the only place
-    // the filter acts — is off the path in both runs. (The run times still differ, by 3.4 % at
-    // full size: one receiver that hardly ever sleeps sets the run, and which one, and how often it
-    // waits, follows from the few scans around the start; README, "The five changes".)
+    // the filter acts — is off the path in both runs. (The run times may still differ: one
+    // receiver that hardly ever sleeps sets the run, and which one, and how often it waits,
+    // follows from the few scans around the start.)
     let (b, _) = run_on("xeon-8260", "v6.0", &[], "hackbench -p -g 1 -l 10000", 10.0);
     let (c, _) = run_on("xeon-8260", "v6.0", &["+SIS_FILTER"], "hackbench -p -g 1 -l 10000", 10.0);
     for (r, name) in [(&b, "base"), (&c, "+SIS_FILTER")] {
