@@ -1,5 +1,6 @@
 //! Test hooks: drive the event loop one event at a time, read per-CPU and per-task state, and
-//! call internal mechanisms on a state a test has set up. Used by `tests/*.rs`; not a stable API.
+//! call internal mechanisms on a state a test has set up. Used by the integration tests
+//! (`tests/model/`); not a stable API.
 //!
 //! Stepping does not perturb a run: `step` dispatches exactly what `run()` would, in the same
 //! order, and `step_until` marks the stopping time with a no-op event (a `PollTimeout` whose

@@ -46,7 +46,8 @@ fn sm_idle_skips_the_pick_when_the_idle_task_is_kicked_without_a_task() {
     assert!(goidle(&base) * 10 > sched(&base) * 9, "v6.6 picks idle on every pass");
     // Whether the shorter pass makes the storm faster depends on the IPI cost (a shorter window
     // with polling cleared turns cheap in-poll IPIs into flag wakes that leave the loop): the
-    // benchmark-level check is on the EPYC of the published numbers (tests/changes_bench.rs).
+    // benchmark-level check is on the EPYC of the published numbers (the workloads crate's
+    // changes module).
 
 }
 
