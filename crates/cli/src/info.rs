@@ -39,28 +39,35 @@ pub fn workloads() -> Result<(), UserError> {
     Ok(())
 }
 
-/// One column per kernel profile: `+` on, `-` off.
+/// The feature's kind (`SCHED_FEAT`, `version`, `mechanism`, `patch`), then one column per
+/// kernel profile: `+` on, `-` off; a patch's description ends with its lore link.
 pub fn features() -> Result<(), UserError> {
     let kernels: Vec<(&str, Features)> =
         KERNELS.iter().map(|k| (k.name, Features::for_kernel(k.name).expect("built-in profile"))).collect();
     let w = Features::ALL.iter().map(|f| f.0.len()).max().unwrap_or(0);
-    crate::outp!("{:<w$}", "feature");
+    let kw = Features::KINDS.iter().map(|(_, k)| k.label().len()).max().unwrap_or(0);
+    crate::outp!("{:<w$} {:<kw$}", "feature", "kind");
     for (k, _) in &kernels {
         crate::outp!(" {k:>6}");
     }
     crate::outln!("  description");
     for (name, doc) in Features::ALL {
-        crate::outp!("{name:<w$}");
+        let kind = Features::kind(name).expect("every feature has a kind");
+        crate::outp!("{name:<w$} {:<kw$}", kind.label());
         for (_, f) in &kernels {
             crate::outp!(" {:>6}", if f.get(name) == Some(true) { "+" } else { "-" });
         }
-        crate::outln!("  {}", doc.trim());
+        match kind.link() {
+            Some(url) => crate::outln!("  {} ({url})", doc.trim()),
+            None => crate::outln!("  {}", doc.trim()),
+        }
     }
     Ok(())
 }
 
 pub fn kernels() -> Result<(), UserError> {
-    let base = Features::default();
+    // The profiles are written as changes to the v6.6 base.
+    let base = Features::base();
     for k in KERNELS {
         crate::outln!("{:<6}  {}", k.name, k.summary);
         let f = Features::for_kernel(k.name).expect("built-in profile");

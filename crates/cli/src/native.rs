@@ -42,9 +42,7 @@ struct NativeJson<'a> {
 }
 
 pub fn native(a: NativeArgs) -> Result<(), UserError> {
-    if !(a.duration > 0.0 && a.duration.is_finite()) {
-        return Err(UserError(format!("--duration must be a positive number of seconds, got {}", a.duration)));
-    }
+    crate::run::check_duration(a.duration)?;
     if a.command.is_empty() {
         return Err(UserError("wakesim native needs a benchmark command after `--`, e.g. `wakesim native -- hackbench -g 2`".into()));
     }

@@ -32,6 +32,23 @@ pub fn resolve_costs(m: &Machine, file: Option<&std::path::Path>) -> Result<Cost
     }
 }
 
+/// The `# wakesim:` line a `--machine host` run prints when it predicts with the built-in
+/// placeholder profile because `wakesim calibrate` has not written one (and no `--costs`).
+pub fn uncalibrated_host_note(m: &Machine, costs_file: Option<&std::path::Path>) -> Option<String> {
+    if m.name != "host" || costs_file.is_some() {
+        return None;
+    }
+    let at = match crate::calibrate::default_profile_path() {
+        Some(p) if p.is_file() => return None,
+        Some(p) => format!("no {}", p.display()),
+        None => "neither XDG_CONFIG_HOME nor HOME is set".to_string(),
+    };
+    Some(format!(
+        "# wakesim: --machine host has no calibrated cost profile ({at}); predicting with the built-in '{}' profile (`wakesim calibrate` measures this machine)",
+        m.cost_profile
+    ))
+}
+
 /// The kernel profile's features, then `+NAME,-NAME` (a bare NAME means +NAME) on top.
 pub fn parse_features(kernel: &str, spec: Option<&str>) -> Result<Features, UserError> {
     let mut f = Features::for_kernel(kernel).map_err(UserError)?;
@@ -39,14 +56,7 @@ pub fn parse_features(kernel: &str, spec: Option<&str>) -> Result<Features, User
         f.check().map_err(UserError)?;
         return Ok(f);
     };
-    for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        let (on, name) = match item.as_bytes()[0] {
-            b'+' => (true, &item[1..]),
-            b'-' => (false, &item[1..]),
-            _ => (true, item),
-        };
-        f.set(name, on).map_err(UserError)?;
-    }
+    f.apply(spec).map_err(UserError)?;
     f.check().map_err(|e| UserError(format!("kernel {kernel} with --features {spec}: {e}")))?;
     Ok(f)
 }
@@ -70,13 +80,18 @@ pub fn workload_from_command(cmd: &[String], m: &Machine) -> Result<Workload, Us
     Ok(wakesim_workloads::from_command_line_with(cmd, &ctx)?)
 }
 
-/// Checks `--duration` and returns the run's time cap in ns: the duration, or the benchmark's
-/// own run time when that is shorter.
-pub fn duration_cap(duration: f64, wl: &Workload) -> Result<u64, UserError> {
+/// Checks a `--duration` in seconds (of `run`, `compare` and `native`) and returns it in ns.
+pub fn check_duration(duration: f64) -> Result<u64, UserError> {
     if !(duration > 0.0 && duration.is_finite()) || (duration * SEC as f64) < 1.0 {
         return Err(UserError(format!("--duration must be a positive number of seconds (at least 1 ns), got {duration}")));
     }
-    let cap = (duration * SEC as f64) as u64;
+    Ok((duration * SEC as f64) as u64)
+}
+
+/// Checks `--duration` and returns the run's time cap in ns: the duration, or the benchmark's
+/// own run time (schbench -r, netperf -l, …) when that is shorter.
+pub fn duration_cap(duration: f64, wl: &Workload) -> Result<u64, UserError> {
+    let cap = check_duration(duration)?;
     Ok(wl.duration.map_or(cap, |d| d.min(cap)))
 }
 
@@ -131,9 +146,7 @@ fn trace_opts(a: &RunArgs) -> Result<Option<TraceOpts>, UserError> {
 }
 
 pub fn run(a: RunArgs) -> Result<(), UserError> {
-    if !(a.duration > 0.0 && a.duration.is_finite()) || (a.duration * SEC as f64) < 1.0 {
-        return Err(UserError(format!("--duration must be a positive number of seconds (at least 1 ns), got {}", a.duration)));
-    }
+    let duration = check_duration(a.duration)?;
     if let Some(path) = &a.json {
         // Refuse an unwritable result path before spending the simulation on it.
         crate::output::check_writable(path)?;
@@ -153,8 +166,7 @@ pub fn run(a: RunArgs) -> Result<(), UserError> {
     let (wl, cmd) = resolve_workload(&a, &machine)?;
     // The benchmark's own run time (schbench -r, netperf -l, …) ends the run unless --duration
     // is shorter.
-    let cap = (a.duration * SEC as f64) as u64;
-    let cap = wl.duration.map_or(cap, |d| d.min(cap));
+    let cap = wl.duration.map_or(duration, |d| d.min(duration));
     let cfg = Config { machine: machine.clone(), costs: costs.clone(), features, seed: a.seed, duration_cap: cap };
     let mut sim = Sim::new(cfg, &wl).map_err(UserError)?;
     if let Some(o) = trace_opts {
@@ -176,6 +188,9 @@ pub fn run(a: RunArgs) -> Result<(), UserError> {
             eprintln!("wakesim: note: the trace window starts after the run ended; the trace is empty");
         }
         write_atomic_with(path, |f| trace.write_chrome_json(f))?;
+    }
+    if let Some(note) = uncalibrated_host_note(&machine, a.costs.as_deref()) {
+        crate::outln!("{note}");
     }
     let out = wl.reporter.render(&r.outcome);
     crate::outp!("{out}");

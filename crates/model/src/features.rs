@@ -1,24 +1,70 @@
-//! The feature registry: every heuristic the model implements is a named flag here, as
-//! `kernel/sched/features.h` names them, with its default. Kernel profiles (another issue) will
-//! set these per version; `--features +NAME,-NAME` flips them on top.
+//! The feature registry: every heuristic the model implements is a named flag here, with its
+//! default and its [`Kind`]: a `SCHED_FEAT(...)` of mainline `kernel/sched/features.h`, a
+//! mainline behaviour change between versions that has no SCHED_FEAT (the commit is named), a
+//! mainline mechanism with no switch in the kernel, or an out-of-tree patch series (its lore
+//! link). Kernel profiles ([`KERNELS`]) set these per version; `--features +NAME,-NAME`
+//! ([`Features::apply`]) flips them on top.
+//!
+//! The table's defaults are the v6.6 base the profiles are written against ([`Features::base`]);
+//! `Features::default()` is the newest profile, as the command line's default `--kernel` is.
 
-/// Declares the feature table once: the struct, the name list and the defaults.
+/// Where a feature flag comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// A `SCHED_FEAT(NAME, ...)` of mainline `kernel/sched/features.h`, in the versions where
+    /// the profiles turn it on (it may be absent from others: SIS_PROP was removed in v6.7,
+    /// PLACE_LAG and DELAY_DEQUEUE arrived with EEVDF in v6.6 and v6.12).
+    SchedFeat,
+    /// A mainline behaviour change between kernel versions that is not a SCHED_FEAT; the flag's
+    /// description names the commit.
+    Version,
+    /// A mainline mechanism present in every profiled version with no switch in the kernel
+    /// (short of a config option); the flag lets the model leave it out to measure its share.
+    Mechanism,
+    /// An out-of-tree patch series that was posted but not merged: its lore.kernel.org link.
+    Patch(&'static str),
+}
+
+impl Kind {
+    /// The short label `wakesim features` prints.
+    pub fn label(self) -> &'static str {
+        match self {
+            Kind::SchedFeat => "SCHED_FEAT",
+            Kind::Version => "version",
+            Kind::Mechanism => "mechanism",
+            Kind::Patch(_) => "patch",
+        }
+    }
+
+    /// The patch series' lore link, for [`Kind::Patch`].
+    pub fn link(self) -> Option<&'static str> {
+        match self {
+            Kind::Patch(url) => Some(url),
+            _ => None,
+        }
+    }
+}
+
+/// Declares the feature table once: the struct, the name list, the kinds and the base values.
 macro_rules! features {
-    ($( $(#[doc = $doc:literal])* $name:ident = $default:expr ),* $(,)?) => {
+    ($( $(#[doc = $doc:literal])* $name:ident ($kind:expr) = $default:expr ),* $(,)?) => {
         /// Feature flags of one run.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
         #[allow(non_snake_case)]
         pub struct Features { $( $(#[doc = $doc])* pub $name: bool, )* }
-
-        impl Default for Features {
-            fn default() -> Self { Features { $( $name: $default, )* } }
-        }
 
         impl Features {
             /// Every feature: (name, one-line description).
             pub const ALL: &'static [(&'static str, &'static str)] = &[
                 $( (stringify!($name), concat!($($doc),*)), )*
             ];
+
+            /// Every feature's kind, in the order of [`Features::ALL`].
+            pub const KINDS: &'static [(&'static str, Kind)] = &[ $( (stringify!($name), $kind), )* ];
+
+            /// The base the kernel profiles are written against: the v6.6 defaults of the table.
+            /// `Features::for_kernel("v6.6")` is the same set; prefer naming the profile.
+            pub fn base() -> Self { Features { $( $name: $default, )* } }
 
             /// Reads a feature by name.
             pub fn get(&self, name: &str) -> Option<bool> {
@@ -37,79 +83,85 @@ macro_rules! features {
     };
 }
 
+/// Shorthands for the table below.
+const SCHED_FEAT: Kind = Kind::SchedFeat;
+const VERSION: Kind = Kind::Version;
+const MECHANISM: Kind = Kind::Mechanism;
+
 features! {
     /// EEVDF: keep the lag a task had when it slept (place_entity).
-    PLACE_LAG = true,
+    PLACE_LAG(SCHED_FEAT) = true,
     /// EEVDF: a forked task's first deadline is half a slice away.
-    PLACE_DEADLINE_INITIAL = true,
+    PLACE_DEADLINE_INITIAL(SCHED_FEAT) = true,
     /// EEVDF: the current task runs until its deadline changes before a wakee can preempt it.
-    RUN_TO_PARITY = true,
+    RUN_TO_PARITY(SCHED_FEAT) = true,
     /// Wakeups may preempt the current task (check_preempt_wakeup_fair).
-    WAKEUP_PREEMPTION = true,
+    WAKEUP_PREEMPTION(SCHED_FEAT) = true,
     /// Remote wakeups may go through the target CPU's wakelist (ttwu_queue_wakelist).
-    TTWU_QUEUE = true,
-    /// Same-LLC wakeups to a CPU whose runqueue is empty use the wakelist (v6.0, Tianchen Ding).
-    TTWU_QUEUE_IDLE = true,
+    TTWU_QUEUE(SCHED_FEAT) = true,
+    /// Same-LLC wakeups to a CPU whose runqueue is empty use the wakelist (v6.0, f3dd3f674555, Tianchen Ding).
+    TTWU_QUEUE_IDLE(VERSION) = true,
     /// wake_affine: prefer an idle waker/prev CPU (wake_affine_idle).
-    WA_IDLE = true,
+    WA_IDLE(SCHED_FEAT) = true,
     /// wake_affine_idle: an idle prev CPU wins (806486c377e3, "Do not migrate if the prev_cpu is idle").
-    WA_IDLE_PREV = true,
+    WA_IDLE_PREV(VERSION) = true,
     /// wake_affine: compare effective loads (wake_affine_weight).
-    WA_WEIGHT = true,
+    WA_WEIGHT(SCHED_FEAT) = true,
     /// wake_affine_weight: inflate prev's load by half the imbalance_pct (favours the waker's CPU).
-    WA_BIAS = true,
-    /// wake_affine_weight: waker CPU only on strictly lower load; sync adds 1 to prev (Mel Gorman 2018).
-    WA_WEIGHT_NOEQUAL = true,
-    /// select_idle_cpu scan depth from LLC utilisation (nr_idle_scan, v5.20/6.0).
-    SIS_UTIL = true,
+    WA_BIAS(SCHED_FEAT) = true,
+    /// wake_affine_weight: waker CPU only on strictly lower load; sync adds 1 to prev (082f764a2f3f, Mel Gorman 2018).
+    WA_WEIGHT_NOEQUAL(VERSION) = true,
+    /// select_idle_cpu scan depth from LLC utilisation (nr_idle_scan, v6.0, 70fb5ccf2ebb).
+    SIS_UTIL(SCHED_FEAT) = true,
     /// util_est: CPU utilisation includes the estimated utilisation of queued tasks.
-    UTIL_EST = true,
+    UTIL_EST(SCHED_FEAT) = true,
     /// A call-function IPI to a polling idle CPU only sets NEED_RESCHED (v5.8, b2a02fc43a1f).
-    CSD_POLL = true,
+    CSD_POLL(VERSION) = true,
     /// Newidle balancing is gated by avg_idle against the domain's max_newidle_lb_cost.
-    NEWIDLE_COST_GATE = true,
+    NEWIDLE_COST_GATE(MECHANISM) = true,
     /// Idle CPUs stop their tick and are balanced by a NOHZ idle-load-balancer kick.
-    NOHZ_IDLE_BALANCE = true,
+    NOHZ_IDLE_BALANCE(MECHANISM) = true,
     /// Tasks recently run (within migration_cost) resist migration (task_hot).
-    CACHE_HOT = true,
-    /// EEVDF picking (v6.6+); off = CFS (vruntime, min/wakeup granularity, sleeper credit).
-    EEVDF = true,
-    /// Same-LLC wakelist when the wakee is still descheduling on its CPU (WF_ON_CPU, v5.8).
-    TTWU_QUEUE_ON_CPU = true,
-    /// Idle-scan depth from avg_idle / avg_scan_cost (SIS_PROP, default before v6.0).
-    SIS_PROP = false,
+    CACHE_HOT(MECHANISM) = true,
+    /// EEVDF picking (v6.6, 147f3efaa241); off = CFS (vruntime, min/wakeup granularity, sleeper credit).
+    EEVDF(VERSION) = true,
+    /// Same-LLC wakelist when the wakee is still descheduling on its CPU (WF_ON_CPU, v5.8, 2ebb17717550).
+    TTWU_QUEUE_ON_CPU(VERSION) = true,
+    /// Idle-scan depth from avg_idle / avg_scan_cost (SIS_PROP: on before v6.0, off in v6.0-v6.6, removed in v6.7).
+    SIS_PROP(SCHED_FEAT) = false,
     /// Task-group load_avg updated at most once per ms per cfs_rq (v6.7, 1528c661c24b).
-    TG_LOAD_RATELIMIT = false,
+    TG_LOAD_RATELIMIT(VERSION) = false,
     /// Skip newidle balance when schedule() is entered from the idle task (K Prateek Nayak RFC, 2024).
-    NEWIDLE_SKIP_IPI = false,
-    /// schedule_idle() returns at once when nothing is runnable (v6.12, 3dcac251b066).
-    SM_IDLE = false,
-    /// Abel Wu's SIS filter (2022, v6 "SIS_CORE"): the idle scan walks a per-LLC mask of idle cores.
-    SIS_FILTER = false,
+    NEWIDLE_SKIP_IPI(Kind::Patch("https://lore.kernel.org/lkml/20240119084548.2788-1-kprateek.nayak@amd.com/")) = false,
+    /// schedule_idle() returns at once when nothing is runnable (SM_IDLE, v6.12, 3dcac251b066).
+    SM_IDLE(VERSION) = false,
+    /// Abel Wu's SIS filter (2022; v5 "Introduce SIS_FILTER", renamed SIS_CORE in v6): the idle scan walks a per-LLC mask of idle cores.
+    SIS_FILTER(Kind::Patch("https://lore.kernel.org/lkml/20220909055304.25171-6-wuyun.abel@bytedance.com/")) = false,
     /// David Vernet's shared runqueue (2023, v3): an LLC-wide sharded FIFO pulled from before newidle.
-    SHARED_RUNQ = false,
+    SHARED_RUNQ(Kind::Patch("https://lore.kernel.org/all/20230809221218.163894-1-void@manifault.com/")) = false,
     /// SHARED_RUNQ v4 fixes: pull after the newidle gates, cost accounted, LLC levels skipped.
-    SHARED_RUNQ_GATED = false,
+    SHARED_RUNQ_GATED(Kind::Patch("https://lore.kernel.org/lkml/20231212003141.216236-1-void@manifault.com/")) = false,
     /// A task that blocks while ineligible stays queued until picked or woken (v6.12, DELAY_DEQUEUE).
-    DELAY_DEQUEUE = false,
+    DELAY_DEQUEUE(SCHED_FEAT) = false,
     /// A delayed task's positive lag is dropped when it leaves or is woken (v6.12, DELAY_ZERO).
-    DELAY_ZERO = false,
+    DELAY_ZERO(SCHED_FEAT) = false,
 }
 
 /// A kernel profile: the mainline behaviour of one kernel version, as feature settings on top
-/// of the defaults (which are v6.6).
+/// of [`Features::base`] (v6.6).
 pub struct KernelProfile {
     pub name: &'static str,
     pub summary: &'static str,
-    /// (feature, value) pairs applied to `Features::default()`.
+    /// (feature, value) pairs applied to `Features::base()`.
     pub set: &'static [(&'static str, bool)],
 }
 
 /// The newest profile: the command line's default.
 pub const NEWEST_KERNEL: &str = "v6.12";
 
-/// The profiles, oldest first. Sources: research/kernel-wakeup.md §2.4, §3.6, §4.9, §5.4,
-/// §10.4, §11.3–11.5 and the commit ids named there.
+/// The profiles, oldest first. Sources: the mainline commits named in the summaries and in the
+/// features' descriptions (`kernel/sched/core.c`, `fair.c`, `features.h` at each version);
+/// docs/model.md, "Sources".
 pub const KERNELS: &[KernelProfile] = &[
     KernelProfile {
         name: "v4.15",
@@ -149,17 +201,46 @@ pub const KERNELS: &[KernelProfile] = &[
     },
 ];
 
+/// The newest kernel profile, as the command line's default `--kernel` is. The table's own
+/// values are [`Features::base`].
+impl Default for Features {
+    fn default() -> Self {
+        Features::for_kernel(NEWEST_KERNEL).expect("the newest profile exists")
+    }
+}
+
 impl Features {
     /// The features of a kernel profile, or an error listing the known profiles.
     pub fn for_kernel(name: &str) -> Result<Features, String> {
         let k = KERNELS.iter().find(|k| k.name == name).ok_or_else(|| {
             format!("unknown kernel profile '{}' (known: {})", name, KERNELS.iter().map(|k| k.name).collect::<Vec<_>>().join(", "))
         })?;
-        let mut f = Features::default();
+        let mut f = Features::base();
         for (n, v) in k.set {
             f.set(n, *v).expect("profile names a known feature");
         }
         Ok(f)
+    }
+
+    /// Applies a `--features` spec: comma-separated `+NAME` (on), `-NAME` (off) or a bare `NAME`
+    /// (on), in order; blanks around items and empty items are ignored. An unknown name is a
+    /// one-line error naming it (and listing the valid ones); the flags before it stay applied.
+    /// Does not [`check`](Features::check) the result.
+    pub fn apply(&mut self, spec: &str) -> Result<(), String> {
+        for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let (on, name) = match item.as_bytes()[0] {
+                b'+' => (true, &item[1..]),
+                b'-' => (false, &item[1..]),
+                _ => (true, item),
+            };
+            self.set(name, on)?;
+        }
+        Ok(())
+    }
+
+    /// Where a feature comes from, `None` for an unknown name.
+    pub fn kind(name: &str) -> Option<Kind> {
+        Self::KINDS.iter().find(|(n, _)| *n == name).map(|(_, k)| *k)
     }
 
     /// Feature combinations that no kernel had and that the model cannot run meaningfully.
@@ -198,5 +279,40 @@ mod tests {
         assert!(e.contains("v6.12"), "{e}");
         let e = Features::default().set("NOPE", true).unwrap_err();
         assert!(e.contains("SIS_FILTER"), "{e}");
+        let e = Features::default().apply("+SM_IDLE,-NOPE").unwrap_err();
+        assert!(e.contains("'NOPE'") && !e.contains('\n'), "{e}");
+    }
+
+    #[test]
+    fn default_is_the_newest_profile_and_base_is_v6_6() {
+        assert_eq!(Features::default(), Features::for_kernel(NEWEST_KERNEL).unwrap());
+        assert_eq!(Features::base(), Features::for_kernel("v6.6").unwrap());
+    }
+
+    #[test]
+    fn apply_turns_flags_on_and_off_in_order() {
+        let mut f = Features::base();
+        f.apply(" +SHARED_RUNQ, -TTWU_QUEUE,,SIS_FILTER,-SIS_FILTER ").unwrap();
+        assert!(f.SHARED_RUNQ && !f.TTWU_QUEUE && !f.SIS_FILTER);
+        let mut g = Features::base();
+        g.apply("").unwrap();
+        assert_eq!(g, Features::base());
+    }
+
+    #[test]
+    fn every_feature_has_one_kind_and_every_patch_a_lore_link() {
+        assert_eq!(Features::KINDS.len(), Features::ALL.len());
+        for ((n, _), (m, k)) in Features::ALL.iter().zip(Features::KINDS) {
+            assert_eq!(n, m);
+            if let Kind::Patch(url) = k {
+                assert!(url.starts_with("https://lore.kernel.org/"), "{n}: {url}");
+            }
+        }
+        for n in ["SIS_FILTER", "SHARED_RUNQ", "SHARED_RUNQ_GATED", "NEWIDLE_SKIP_IPI"] {
+            assert!(Features::kind(n).unwrap().link().is_some(), "{n} is not a patch");
+        }
+        assert_eq!(Features::kind("DELAY_DEQUEUE"), Some(Kind::SchedFeat));
+        assert_eq!(Features::kind("EEVDF"), Some(Kind::Version));
+        assert_eq!(Features::kind("NOPE"), None);
     }
 }

@@ -1,5 +1,6 @@
 //! Test hooks: drive the event loop one event at a time, read per-CPU and per-task state, and
-//! call internal mechanisms on a state a test has set up. Used by `tests/*.rs`; not a stable API.
+//! call internal mechanisms on a state a test has set up. Used by the integration tests
+//! (`tests/model/`); not a stable API.
 //!
 //! Stepping does not perturb a run: `step` dispatches exactly what `run()` would, in the same
 //! order, and `step_until` marks the stopping time with a no-op event (a `PollTimeout` whose
@@ -220,7 +221,7 @@ impl Sim {
 
     /// `kick_ilb()` from `from` to `ilb`: queue the NOHZ idle-balance CSD and kick the CPU
     /// (a flag write if it polls, else an IPI), exactly as `nohz_balancer_kick()` ends. This is
-    /// the model's only function-call CSD that carries no task (research §18 S5).
+    /// the model's only function-call CSD that carries no task (kernel/sched/fair.c: kick_ilb()).
     pub fn kick_ilb_csd(&mut self, from: usize, ilb: usize) {
         let was_empty = self.cpus[ilb].csd.is_empty();
         self.cpus[ilb].csd.push_back(Csd::IlbKick);

@@ -67,9 +67,7 @@ pub fn compare(a: CompareArgs) -> Result<(), UserError> {
     if a.runs == 0 {
         return Err(UserError("--runs must be at least 1".into()));
     }
-    if !(a.duration > 0.0 && a.duration.is_finite()) || (a.duration * 1e9) < 1.0 {
-        return Err(UserError(format!("--duration must be a positive number of seconds (at least 1 ns), got {}", a.duration)));
-    }
+    crate::run::check_duration(a.duration)?;
     let jobs = match a.jobs {
         Some(0) => return Err(UserError("--jobs must be at least 1".into())),
         Some(n) => n,
@@ -134,6 +132,9 @@ pub fn compare(a: CompareArgs) -> Result<(), UserError> {
     let g = grid(&exp, &plan, slots);
     if let Some(s) = &store {
         results::write_all(&s.dir, &exp, &argv, &g)?;
+    }
+    if let Some(note) = crate::run::uncalibrated_host_note(&setup.machine, a.costs.as_deref()) {
+        crate::outln!("{note}");
     }
     print_tables(&exp, &g, &formats);
     Ok(())

@@ -1,0 +1,13 @@
+//! The `wakesim` command line, run as a user runs it: each module drives the built binary
+//! for one subcommand or contract, and `golden_corpus` checks that outputs stay byte-identical.
+
+mod bad_input;
+mod common;
+mod compare;
+mod golden_corpus;
+mod host;
+mod info;
+mod replay;
+mod report_html;
+mod run;
+mod trace;

@@ -1,0 +1,7 @@
+//! Pipes and sockets: what a read or write costs, where the channel's state and each message's
+//! lines are, when a blocked reader or writer wakes, and what a datagram does when the buffer is full.
+
+mod blocking_read;
+mod channel_lines;
+mod datagrams;
+mod message_lines;

@@ -1,0 +1,21 @@
+//! The model's behaviour tests, one module per mechanism: each test drives the simulator on a
+//! small machine and checks what the kernel code it models would do.
+
+mod call_function;
+mod changes;
+mod channels;
+mod common;
+mod context_switch;
+mod determinism;
+mod fair;
+mod futex;
+mod idle_scan;
+mod invariants;
+mod newidle;
+mod nohz;
+mod pelt;
+mod scenarios;
+mod sync_ops;
+mod trace;
+mod user_locks;
+mod wakeup;

@@ -1,0 +1,183 @@
+//! sched_balance_newidle(): the root-domain-overload and avg_idle gates, the bottom-up walk
+//! within the avg_idle budget, stopping on a pull, and the cost feedback (kernel/sched/fair.c:
+//! sched_balance_newidle(), newidle_balance() before v6.10; update_newidle_cost()).
+//! Machine: test-2x4; CPU 7's domains: SMT {7,15} → MC {4-7,12-15} → PKG {0-15}.
+
+use crate::common::*;
+use wakesim_engine::{Time, MSEC, USEC};
+use wakesim_model::state::TState;
+use wakesim_model::Sim;
+use wakesim_workloads::{Op, TaskSpec};
+
+const NEWLY: usize = 2; // IdleType::NewlyIdle
+const T: usize = 0;
+const LEVELS: usize = 3;
+
+/// T (pinned to CPU 7) computes 5 ms, then sleeps `nap` (or blocks for good if `nap` is 0);
+/// two hogs may run on `hog_cpus`, starting on the first.
+fn scene(hog_cpus: &[usize], nap: Time) -> Vec<TaskSpec> {
+    let tail = if nap > 0 { vec![sleep(nap), compute(MSEC), Op::Exit] } else { vec![Op::FutexWait { futex: 0 }, Op::Exit] };
+    let mut prog = vec![compute(5 * MSEC)];
+    prog.extend(tail);
+    let mut tasks = vec![pinned(task("T", prog), &[7])];
+    for n in ["hogA", "hogB"] {
+        tasks.push(start_on(pinned(task(n, vec![compute(50 * MSEC), Op::Exit]), hog_cpus), hog_cpus[0] as u32));
+    }
+    tasks
+}
+
+fn newly_counts(s: &Sim, field: impl Fn(&wakesim_stats::DomainSchedstat) -> [u64; 3]) -> [u64; LEVELS] {
+    let mut out = [0; LEVELS];
+    for (l, o) in out.iter_mut().enumerate() {
+        *o = field(&s.dstat[7][l])[NEWLY];
+    }
+    out
+}
+
+struct Pass {
+    visited: [u64; LEVELS],
+    gained: [u64; LEVELS],
+    /// Machine-wide: other CPUs' passes (e.g. after NOHZ kicks) count too.
+    gated: u64,
+}
+
+/// Steps to just before T blocks, lets `prep` adjust the state, then steps until CPU 7 has
+/// finished the schedule() that followed T's block; returns what its newidle pass did.
+fn block_t(s: &mut Sim, prep: impl FnOnce(&mut Sim)) -> Pass {
+    s.step_until(5 * MSEC - 20 * USEC);
+    assert_eq!(s.running(7), Some(T));
+    prep(s);
+    let (v0, g0) = (newly_counts(s, |d| d.lb_count), newly_counts(s, |d| d.lb_gained));
+    let gated0 = s.newidle.gated;
+    step_until_cond(s, 6 * MSEC, "T blocked and CPU 7 switched away from it", |s| {
+        s.tasks[s.task_id(T) as usize].state == TState::Sleeping && s.running(7) != Some(T)
+    });
+    let (v1, g1) = (newly_counts(s, |d| d.lb_count), newly_counts(s, |d| d.lb_gained));
+    let mut p = Pass { visited: [0; LEVELS], gained: [0; LEVELS], gated: s.newidle.gated - gated0 };
+    for l in 0..LEVELS {
+        p.visited[l] = v1[l] - v0[l];
+        p.gained[l] = g1[l] - g0[l];
+    }
+    p
+}
+
+#[test]
+fn newidle_walks_smt_then_mc_and_stops_after_a_pull_at_mc() {
+    // The hogs may run on CPU 4 (same LLC, other core) or 7; both start on 4.
+    let mut s = sim("test-2x4", v6_6(), &workload(scene(&[4, 7], 0), 0, 1), 1);
+    let p = block_t(&mut s, |_| {});
+    assert_eq!(p.visited, [1, 1, 0], "SMT, MC, then stop: PKG not visited");
+    assert_eq!(p.gained, [0, 1, 0], "the pull happened at MC");
+    let r = s.running(7).expect("CPU 7 runs the pulled hog");
+    assert!(r == 1 || r == 2);
+    assert_eq!(s.newidle.levels[1].pulled, 1);
+}
+
+#[test]
+fn newidle_walks_smt_mc_pkg_and_pulls_across_llcs_at_pkg() {
+    // The hogs may run on CPU 0 (the other LLC) or 7.
+    let mut s = sim("test-2x4", v6_6(), &workload(scene(&[0, 7], 0), 0, 1), 1);
+    let p = block_t(&mut s, |_| {});
+    assert_eq!(p.visited, [1, 1, 1]);
+    assert_eq!(p.gained, [0, 0, 1]);
+    assert!(matches!(s.running(7), Some(1) | Some(2)));
+    assert!(!s.m.share_cache(0, 7));
+}
+
+#[test]
+fn newidle_without_anything_to_pull_visits_every_level_and_records_their_cost() {
+    // The hogs are pinned to CPU 4: visible to the balancer, never movable.
+    let mut s = sim("test-2x4", v6_6(), &workload(scene(&[4], 0), 0, 1), 1);
+    let costs0: Vec<Time> = (0..LEVELS).map(|l| s.max_newidle_lb_cost(7, l)).collect();
+    assert_eq!(costs0, vec![0, 0, 0]);
+    let p = block_t(&mut s, |_| {});
+    assert_eq!(p.visited, [1, 1, 1]);
+    assert_eq!(p.gained, [0, 0, 0]);
+    assert_eq!(s.running(7), None, "CPU 7 went idle");
+    let costs: Vec<Time> = (0..LEVELS).map(|l| s.max_newidle_lb_cost(7, l)).collect();
+    assert!(costs.iter().all(|&c| c > 0), "each level's wall time is recorded: {costs:?}");
+    assert!(costs[2] > costs[0], "PKG (16 CPUs) costs more than SMT (2): {costs:?}");
+    assert!(s.cpus[7].idle_stamp > 0, "idle time is measured from newidle entry");
+}
+
+#[test]
+fn newidle_is_skipped_when_avg_idle_is_below_the_lowest_domain_cost() {
+    for gate in [true, false] {
+        let mut f = v6_6();
+        f.NEWIDLE_COST_GATE = gate;
+        let mut s = sim("test-2x4", f, &workload(scene(&[0, 7], 0), 0, 1), 1);
+        let p = block_t(&mut s, |s| {
+            assert!(s.rd_overloaded);
+            assert_eq!(s.cpus[7].avg_idle, MSEC, "initial avg_idle = 2 · migration_cost");
+            s.doms[7][0].max_newidle_lb_cost = 2 * MSEC;
+        });
+        if gate {
+            assert!(p.gated >= 1, "avg_idle 1 ms < SMT max_newidle_lb_cost 2 ms");
+            assert_eq!(p.visited, [0, 0, 0]);
+            assert_eq!(s.running(7), None, "nothing pulled: idle although CPU 0 is overloaded");
+        } else {
+            // No entry gate; the per-level budget check (same cost) still ends the walk at SMT.
+            assert_eq!(p.gated, 0);
+            assert_eq!(p.visited, [0, 0, 0]);
+        }
+    }
+}
+
+#[test]
+fn newidle_walk_stops_where_the_cost_so_far_plus_the_level_cost_exceeds_avg_idle() {
+    // Only PKG has something to pull; make PKG (then MC) too expensive for the 1 ms budget.
+    let mut s = sim("test-2x4", v6_6(), &workload(scene(&[0, 7], 0), 0, 1), 1);
+    let p = block_t(&mut s, |s| s.doms[7][2].max_newidle_lb_cost = MSEC);
+    assert_eq!(p.visited, [1, 1, 0], "PKG skipped: cost_sum + 1 ms > avg_idle");
+    assert_eq!(p.gained, [0, 0, 0]);
+    let mut s = sim("test-2x4", v6_6(), &workload(scene(&[0, 7], 0), 0, 1), 1);
+    let p = block_t(&mut s, |s| s.doms[7][1].max_newidle_lb_cost = MSEC - 1);
+    assert_eq!(p.visited, [1, 0, 0], "MC's cost does not fit after SMT's; the walk ends there");
+}
+
+#[test]
+fn newidle_is_skipped_when_no_cpu_was_ever_overloaded() {
+    // Every task alone on its CPU: rd->overload never set.
+    let mut s = sim("test-2x4", v6_6(), &workload(scene(&[0], 0)[..2].to_vec(), 0, 1), 1);
+    let p = block_t(&mut s, |s| assert!(!s.rd_overloaded));
+    assert!(p.gated >= 1);
+    assert_eq!(p.visited, [0, 0, 0]);
+}
+
+#[test]
+fn avg_idle_is_updated_from_the_newidle_idle_stamp_at_the_next_wakeup() {
+    let mut s = sim("test-2x4", v6_6(), &workload(scene(&[4], 2 * MSEC), 0, 1), 1);
+    block_t(&mut s, |_| {});
+    let stamp = s.cpus[7].idle_stamp;
+    let old = s.cpus[7].avg_idle as i64;
+    assert!(stamp > 0);
+    let t_act = step_until_cond(&mut s, 10 * MSEC, "T re-activated on CPU 7", |s| s.cpus[7].idle_stamp == 0);
+    let delta = (t_act - stamp) as i64;
+    assert!((2 * MSEC as i64..3 * MSEC as i64).contains(&delta), "idle for the 2 ms nap: {delta}");
+    let want = ((old + (delta - old) / 8) as u64).min(2 * s.cpus[7].max_idle_balance_cost);
+    assert_eq!(s.cpus[7].avg_idle, want, "update_avg(&avg_idle, delta), capped at 2·max_idle_balance_cost");
+    // 2·max_idle_balance_cost = 1 ms caps it: a 2 ms idle period cannot raise it above 1 ms.
+    assert_eq!(s.cpus[7].avg_idle, MSEC);
+}
+
+#[test]
+fn root_domain_overload_flag_clears_once_no_cpu_has_two_tasks() {
+    // hogB shares CPU 0 with hogA for 3 ms, then exits; T keeps going idle on CPU 7.
+    let tasks = vec![
+        pinned(
+            task("T", vec![Op::LoopStart { count: 100, end: 3 }, compute(MSEC), sleep(MSEC), Op::LoopEnd { start: 0 }, Op::Exit]),
+            &[7],
+        ),
+        pinned(task("hogA", vec![compute(200 * MSEC), Op::Exit]), &[0]),
+        pinned(task("hogB", vec![compute(3 * MSEC), Op::Exit]), &[0]),
+    ];
+    let mut s = sim("test-2x4", v6_6(), &workload(tasks, 0, 0), 1);
+    s.step_until(2 * MSEC);
+    assert!(s.rd_overloaded, "CPU 0 runs two tasks");
+    s.step_until(100 * MSEC);
+    assert!(s.tasks[s.task_id(2) as usize].exit_time.is_some());
+    assert!(!s.rd_overloaded, "no CPU has had two tasks for ~90 ms of root-level balancing");
+    let g = s.newidle.gated;
+    s.step_until(120 * MSEC);
+    assert!(s.newidle.gated >= g + 5, "T's blocks no longer balance");
+}

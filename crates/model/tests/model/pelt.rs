@@ -1,0 +1,105 @@
+//! PELT end to end: signals of running, sleeping and migrating tasks as the scheduler sees them
+//! (kernel/sched/pelt.c: ___update_load_sum(), ___update_load_avg(); the uses in fair.c).
+
+use crate::common::*;
+use wakesim_engine::{MSEC, SEC};
+use wakesim_model::pelt::LOAD_AVG_MAX;
+use wakesim_workloads::{Dur, Op};
+
+#[test]
+fn running_task_util_reaches_half_capacity_after_32ms() {
+    // The task first sleeps 1 s so that whatever its signals started at has decayed to ~0
+    // (2^-30), then runs without a break.
+    let t = pinned(task("hog", vec![sleep(SEC), compute(200 * MSEC), Op::Exit]), &[2]);
+    let mut s = sim("test-smt2", v6_6(), &workload(vec![t], 0, 0), 1);
+    s.step_until(SEC);
+    assert!(s.sync_task_pelt(0).util_avg <= 2, "decayed while asleep");
+    s.step_until(SEC + 32 * MSEC);
+    assert_eq!(s.running(2), Some(0));
+    let a = s.sync_task_pelt(0);
+    // 1024·(1 − y^(32 ms / 1.024 ms)) ≈ 503.
+    assert!((470..=540).contains(&a.util_avg), "util_avg after 32 ms: {}", a.util_avg);
+    let cpu = s.sync_cpu_pelt(2);
+    assert!((470..=540).contains(&cpu.util_avg), "the CPU's util follows its only task: {}", cpu.util_avg);
+    s.step_until(SEC + 200 * MSEC - MSEC);
+    let a = s.sync_task_pelt(0);
+    assert!(a.util_avg >= 1000, "converges to capacity: {}", a.util_avg);
+}
+
+#[test]
+fn sleeping_task_util_halves_every_32ms() {
+    let t = pinned(task("t", vec![compute(300 * MSEC), sleep(200 * MSEC), Op::Exit]), &[1]);
+    let mut s = sim("test-smt2", v6_6(), &workload(vec![t], 0, 0), 1);
+    s.step_until(300 * MSEC + 100_000);
+    let u0 = s.sync_task_pelt(0).util_avg;
+    assert!(u0 > 1000);
+    s.step_until(300 * MSEC + 100_000 + 32 * 1024 * 1024);
+    let u1 = s.sync_task_pelt(0).util_avg;
+    let r = u1 as f64 / u0 as f64;
+    assert!((0.45..0.56).contains(&r), "after 32 periods asleep: {u0} -> {u1}");
+}
+
+#[test]
+
+fn running_task_load_avg_tracks_its_weight() {
+    // __update_load_avg_se(): ___update_load_sum(.., load = !!se->on_rq, ..) then
+    // ___update_load_avg(sa, se_weight(se)): an always-runnable task's load_avg → its weight.
+    let tasks = vec![
+        pinned(task("n0", vec![compute(300 * MSEC), Op::Exit]), &[1]),
+        nice(pinned(task("n5", vec![compute(300 * MSEC), Op::Exit]), &[2]), 5),
+    ];
+    let mut s = sim("test-smt2", v6_6(), &workload(tasks, 0, 0), 1);
+    s.step_until(250 * MSEC);
+    let l0 = s.sync_task_pelt(0).load_avg;
+    let l5 = s.sync_task_pelt(1).load_avg;
+    assert!((950..=1024).contains(&l0), "nice 0 load_avg {l0} (weight 1024)");
+    assert!((310..=335).contains(&l5), "nice 5 load_avg {l5} (weight 335)");
+    // The CPU's load is the sum over its tasks: one nice-0 task → ~1024.
+    let c = s.sync_cpu_pelt(1).load_avg;
+    assert!((950..=1024).contains(&c), "cpu load_avg {c}");
+    assert!(l0.abs_diff(c) <= 30, "task load {l0} vs its CPU's {c}");
+}
+
+#[test]
+
+fn cfs_rq_load_sum_and_load_avg_agree_across_migrations() {
+    // After attach_entity_load_avg(): cfs load_avg += se.load_avg and cfs load_sum += se_weight ·
+    // se.load_sum = se.load_avg · divider, so load_avg ≈ load_sum / divider at all times.
+    let busy = |n: String| {
+        task(&n, vec![
+            Op::LoopStart { count: 30, end: 3 },
+            Op::Compute(Dur::Uniform { lo: MSEC, hi: 5 * MSEC }),
+            Op::Sleep(Dur::Uniform { lo: MSEC, hi: 5 * MSEC }),
+            Op::LoopEnd { start: 0 },
+            Op::Exit,
+        ])
+    };
+    let tasks = (0..12).map(|i| busy(format!("t{i}"))).collect();
+    let mut s = sim("test-smt2", v6_6(), &workload(tasks, 0, 0), 3);
+    let mut worst = (0u64, 0u64, 0usize, 0u64);
+    s.step_until_with(150 * MSEC, |s, t, _| {
+        for c in 0..s.nr_cpus() {
+            let a = s.cpus[c].cfs.avg;
+            let div = LOAD_AVG_MAX - 1024 + a.period_contrib;
+            let from_sum = a.load_sum / div;
+            // Within a period load_sum grows before load_avg is recomputed: allow 5 % + 16.
+            let tol = a.load_avg.max(from_sum) / 20 + 16;
+            if a.load_avg.abs_diff(from_sum) > tol && a.load_avg.abs_diff(from_sum) > worst.0.abs_diff(worst.1) {
+                worst = (a.load_avg, from_sum, c, t);
+            }
+        }
+    });
+    assert!(s.wake.migrations_wakeup + s.wake.migrations_balance > 0, "the test needs migrations");
+    assert_eq!(worst, (0, 0, 0, 0), "(load_avg, load_sum/divider, cpu, time) disagree");
+}
+
+#[test]
+
+fn new_task_starts_with_full_load_and_half_the_spare_capacity_as_util() {
+    let t = pinned(task("new", vec![compute(10 * MSEC), Op::Exit]), &[3]);
+    let mut s = sim("test-smt2", v6_6(), &workload(vec![t], 0, 0), 1);
+    s.step_until(10_000);
+    let a = s.tasks[s.task_id(0) as usize].avg;
+    assert!(a.load_avg >= 1000, "load_avg = scale_load_down(weight) at fork: {}", a.load_avg);
+    assert!((500..=512).contains(&a.util_avg), "(capacity − cfs util)/2 on an empty CPU: {}", a.util_avg);
+}

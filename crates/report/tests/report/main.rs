@@ -1,0 +1,3 @@
+//! The comparison report's tables.
+
+mod tables;
