@@ -1,4 +1,4 @@
-//! The CPU executor: how time belongs to CPUs (MODELING.md).
+//! The CPU executor: how time belongs to CPUs (docs/model.md, "Time belongs to CPUs").
 //!
 //! Each task owns a kernel stack of continuation [`Frame`]s, as a real task owns a kernel stack.
 //! A CPU always executes the top frame of its current task's stack. A frame handler reads and
@@ -9,7 +9,7 @@
 //!
 //! Interrupts (IPIs, the tick, timers) interrupt user code at any instant; in kernel code they are
 //! taken at the next step boundary where interrupts are enabled, so interrupt-disabled regions
-//! (rq-locked sections, `__schedule`, newidle balancing) delay them, as MODELING.md requires.
+//! (rq-locked sections, `__schedule`, newidle balancing) delay them, as docs/model.md requires.
 
 use crate::balance::LbPhase;
 use crate::idle::IdlePhase;

@@ -1,4 +1,4 @@
-//! Shared cache lines and short spinlocks touched from inside another operation (MODELING.md
+//! Shared cache lines and short spinlocks touched from inside another operation (docs/model.md,
 //! "Shared state has a location"): each has a current owner CPU and a time until which it is
 //! busy. An access from elsewhere pays the transfer by distance; concurrent writers serialise —
 //! the accessing CPU spins until the line is free, and that spin is CPU time it is charged.

@@ -1,4 +1,4 @@
-//! Spinlocks as FIFO resources (MODELING.md "Shared state has a location"): the mechanism
+//! Spinlocks as FIFO resources (docs/model.md, "Shared state has a location"): the mechanism
 //! around [`SpinLock`] (`raw_spinlock_t`, in the data layer).
 //!
 //! The holder's CPU is busy for the hold time; waiters spin (their CPUs are busy, interrupts

@@ -148,7 +148,7 @@ pub enum Csd {
     IlbKick,
 }
 
-/// What a CPU is doing right now (MODELING.md: each CPU is a serial executor).
+/// What a CPU is doing right now (docs/model.md: each CPU is a serial executor).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
     /// Running a task's user code (interruptible at any instant).

@@ -26,7 +26,7 @@ fn every_preset_builds_with_the_advertised_cpu_count() {
         assert_eq!(m.domains.len(), cpus);
         assert!(!m.description.is_empty());
         assert!(
-            m.description.contains("workloads-costs.md") || m.description.contains("TEST MACHINE"),
+            m.description.contains("[source: ") || m.description.contains("TEST MACHINE"),
             "{name}"
         );
     }
