@@ -79,6 +79,12 @@ pub struct CompareArgs {
     /// Runs in parallel (default: the available cores). Results do not depend on it.
     #[arg(long, value_name = "N")]
     pub jobs: Option<usize>,
+    /// Run each (point, variant, seed) as a task on the Dask cluster whose scheduler is at
+    /// ADDRESS (`tcp://host:8786`), or on a LocalCluster sized to this machine (`local`).
+    /// Needs --out DIR and the Python package (`pip install ./python`; WAKESIM_PYTHON names the
+    /// interpreter, default python3). Results are byte-identical to a --jobs run.
+    #[arg(long, value_name = "ADDRESS")]
+    pub dask: Option<String>,
     /// The benchmark's command line, after `--`, with `{NAME}` for each sweep.
     #[arg(last = true, required = true)]
     pub command: Vec<String>,

@@ -9,7 +9,23 @@ use crate::UserError;
 use std::io::Write;
 use std::path::Path;
 
+thread_local! {
+    /// Where `out` writes on this thread while [`capture`] runs (the in-process API).
+    static CAPTURE: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `f` with this thread's standard output collected into a string instead.
+pub fn capture<T>(f: impl FnOnce() -> T) -> (T, String) {
+    let old = CAPTURE.with(|c| c.borrow_mut().replace(String::new()));
+    let r = f();
+    let text = CAPTURE.with(|c| std::mem::replace(&mut *c.borrow_mut(), old)).unwrap_or_default();
+    (r, text)
+}
+
 pub fn out(s: &str) {
+    if CAPTURE.with(|c| c.borrow_mut().as_mut().map(|b| b.push_str(s)).is_some()) {
+        return;
+    }
     let mut o = std::io::stdout().lock();
     if let Err(e) = o.write_all(s.as_bytes()).and_then(|_| o.flush()) {
         if e.kind() == std::io::ErrorKind::BrokenPipe {

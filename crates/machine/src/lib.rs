@@ -44,7 +44,7 @@ pub use domains::{
 };
 pub use host::{host, host_from_sysfs};
 pub use presets::{preset, preset_names, preset_toml};
-pub use print::{describe, describe_all, describe_cpus, list_header, list_line};
+pub use print::{describe, describe_all, describe_cpus, list_header, list_line, shape};
 pub use spec::{
     from_toml_str, load_file, MachineSpec, RegularShape, Shape, DEFAULT_SIBLING_NODE_DISTANCE,
     DEFAULT_SOCKET_DISTANCE,

@@ -285,7 +285,7 @@ fn representative_cpus(m: &Machine) -> Vec<usize> {
 }
 
 /// `2x26x2` (packages x cores per package x threads per core), or `N CPUs` if irregular.
-fn shape(m: &Machine) -> String {
+pub fn shape(m: &Machine) -> String {
     let t = &m.topo;
     let (p, c, th) = (t.nr_packages(), t.nr_cores(), t.threads_per_core as usize);
     if c % p == 0 && c * th == m.nr_cpus() {

@@ -3,10 +3,12 @@
 //! * [`plan`]: the experiment (variants, sweeps, seeds) and its list of runs;
 //! * [`exec`]: running them in parallel, in plan order, saving each as it finishes;
 //! * [`store`]: the `--out DIR` layout, resume, and refusing another experiment's directory;
-//! * [`results`]: the tidy CSV/JSON tables and `commands.txt`.
+//! * [`results`]: the tidy CSV/JSON tables and `commands.txt`;
+//! * [`dask`]: `--dask ADDRESS`, the pending runs as tasks on a Dask cluster.
 //!
 //! The tables themselves are `wakesim_report`'s.
 
+pub mod dask;
 pub mod exec;
 pub mod plan;
 pub mod results;
@@ -62,7 +64,41 @@ pub fn grid(exp: &Experiment, plan: &[RunSpec], slots: Vec<Option<RunRecord>>) -
     }
 }
 
-pub fn compare(a: CompareArgs) -> Result<(), UserError> {
+/// Parses a whole `wakesim compare …` command line (the in-process API's entry).
+pub fn parse_args(argv: &[String]) -> Result<CompareArgs, UserError> {
+    use clap::Parser;
+    match crate::args::Cli::try_parse_from(argv) {
+        Ok(crate::args::Cli { cmd: crate::args::Cmd::Compare(a) }) => Ok(a),
+        Ok(_) => Err(UserError("not a compare command line".into())),
+        Err(e) => Err(UserError(e.to_string().lines().next().unwrap_or("bad arguments").trim_start_matches("error: ").to_string())),
+    }
+}
+
+/// An experiment ready to run: its plan, what is already on disk, and what every run shares.
+pub struct Prepared {
+    pub exp: Experiment,
+    pub plan: Vec<RunSpec>,
+    /// Plan entries not yet on disk, in plan order.
+    pub todo: Vec<RunSpec>,
+    /// Records already on disk (`slots[plan index]`).
+    pub slots: Vec<Option<RunRecord>>,
+    pub store: Option<Store>,
+    pub machine: wakesim_machine::Machine,
+    pub costs: wakesim_costs::CostProfile,
+    pub features: Vec<wakesim_model::Features>,
+    pub formats: Vec<&'static str>,
+    pub jobs: usize,
+    pub argv: Vec<String>,
+}
+
+impl Prepared {
+    pub fn setup(&self) -> exec::Setup<'_> {
+        exec::Setup { exp: &self.exp, machine: self.machine.clone(), costs: self.costs.clone(), features: self.features.clone(), store: self.store.as_ref() }
+    }
+}
+
+/// Checks the arguments, builds the experiment and its plan, opens (or resumes) `--out`.
+pub fn prepare(a: &CompareArgs) -> Result<Prepared, UserError> {
     let formats = parse_formats(&a.format)?;
     if a.runs == 0 {
         return Err(UserError("--runs must be at least 1".into()));
@@ -104,7 +140,7 @@ pub fn compare(a: CompareArgs) -> Result<(), UserError> {
         }
     }
     let features = (0..exp.variants.len()).map(|v| parse_features(&exp.kernel, Some(&full_spec(&exp, v)))).collect::<Result<Vec<_>, _>>()?;
-    let argv: Vec<String> = std::iter::once("wakesim".to_string()).chain(std::env::args().skip(1)).collect();
+    let argv = crate::api::invocation();
     let store = a.out.as_deref().map(|d| Store::open(d, &exp, &argv)).transpose()?;
     let plan = exp.plan();
     let mut slots: Vec<Option<RunRecord>> = vec![None; plan.len()];
@@ -115,6 +151,11 @@ pub fn compare(a: CompareArgs) -> Result<(), UserError> {
             None => todo.push(r.clone()),
         }
     }
+    Ok(Prepared { exp, plan, todo, slots, store, machine, costs, features, formats, jobs, argv })
+}
+
+pub fn compare(a: CompareArgs) -> Result<(), UserError> {
+    let Prepared { exp, plan, todo, mut slots, store, machine, costs, features, formats, jobs, argv } = prepare(&a)?;
     if let Some(s) = &store {
         let done = plan.len() - todo.len();
         if done > 0 {
@@ -128,7 +169,18 @@ pub fn compare(a: CompareArgs) -> Result<(), UserError> {
             exec::record_trace(&setup, &plan[0], &trace)?;
         }
     }
-    exec::run_all(&setup, &todo, jobs, &mut slots)?;
+    match (&a.dask, &store) {
+        (Some(addr), Some(s)) if !todo.is_empty() => {
+            // Each pending run is one task on the cluster's workers, which save it here; then
+            // the records are read back from disk exactly as a resumed compare reads them.
+            dask::run_on_cluster(addr, &argv, &s.dir)?;
+            for r in &todo {
+                slots[r.index] = Some(s.load(&exp, r)?.ok_or_else(|| UserError(format!("the Dask cluster did not save run {} ({})", r.index, s.dir.display())))?);
+            }
+        }
+        (Some(_), None) => return Err(UserError("--dask needs --out DIR (the workers save each run there)".into())),
+        _ => exec::run_all(&setup, &todo, jobs, &mut slots)?,
+    }
     let g = grid(&exp, &plan, slots);
     if let Some(s) = &store {
         results::write_all(&s.dir, &exp, &argv, &g)?;
