@@ -261,7 +261,7 @@ pub enum MachinesCmd {
 #[derive(Args, Debug)]
 pub struct BenchArgs {
     /// Reference scenario: `104` (xeon-8269cy), `512` (epyc-9754), `512x4096` (epyc-9754 with
-    /// 4,096 tasks: the memory reference), or `all`.
+    /// 4,096 tasks: the memory reference), `768` (epyc-9965, the largest preset), or `all`.
     #[arg(long, default_value = "all")]
     pub scenario: String,
     /// Simulated seconds per scenario.

@@ -9,9 +9,10 @@ use wakesim_engine::SEC;
 use wakesim_model::{Config, Features, Sim};
 
 /// (scenario name, machine, ping-pong pairs). Saturation = one pair per CPU (two tasks per
-/// CPU, as sync wakeups stack each pair); `512x4096` is the memory reference: 4,096 tasks.
+/// CPU, as sync wakeups stack each pair); `512x4096` is the memory reference: 4,096 tasks; `768`
+/// is the largest preset.
 const SCENARIOS: &[(&str, &str, u32)] =
-    &[("104", "xeon-8269cy", 104), ("512", "epyc-9754", 512), ("512x4096", "epyc-9754", 2048)];
+    &[("104", "xeon-8269cy", 104), ("512", "epyc-9754", 512), ("512x4096", "epyc-9754", 2048), ("768", "epyc-9965", 768)];
 
 /// The task graph: `pairs` independent pairs ping-ponging 4 bytes over two pipes, forever.
 pub fn ping_pong_pairs(pairs: u32) -> String {
@@ -47,7 +48,7 @@ pub fn bench(a: BenchArgs) -> Result<(), UserError> {
     }
     let chosen: Vec<_> = SCENARIOS.iter().filter(|s| a.scenario == "all" || a.scenario == s.0).collect();
     if chosen.is_empty() {
-        return Err(UserError(format!("unknown scenario '{}' (known: 104, 512, 512x4096, all)", a.scenario)));
+        return Err(UserError(format!("unknown scenario '{}' (known: 104, 512, 512x4096, 768, all)", a.scenario)));
     }
     crate::outln!("{:<9} {:<12} {:>6} {:>6} {:>12} {:>14} {:>16} {:>10}", "scenario", "machine", "cpus", "tasks", "events", "events/s", "sim-s/wall-s", "wall-s");
     for (name, machine, pairs) in chosen {

@@ -12,6 +12,7 @@ const PRESETS: &[(&str, &str)] = &[
     ("epyc-7763", include_str!("../presets/epyc-7763.toml")),
     ("epyc-9654", include_str!("../presets/epyc-9654.toml")),
     ("epyc-9754", include_str!("../presets/epyc-9754.toml")),
+    ("epyc-9965", include_str!("../presets/epyc-9965.toml")),
     ("test-2x4", include_str!("../presets/test-2x4.toml")),
     ("test-smt2", include_str!("../presets/test-smt2.toml")),
 ];

@@ -12,6 +12,7 @@ fn every_preset_builds_with_the_advertised_cpu_count() {
         ("epyc-7763", 256),
         ("epyc-9654", 384),
         ("epyc-9754", 512),
+        ("epyc-9965", 768),
         ("test-2x4", 16),
         ("test-smt2", 8),
     ];
