@@ -55,7 +55,11 @@ pub fn run_json(args: &[String]) -> Result<(String, String), UserError> {
 /// `wakesim compare ARGS…` (with `--out DIR`) up to the runs: creates or resumes the output
 /// directory and returns `{"out": DIR, "total": N, "pending": [plan indices not on disk]}`.
 pub fn compare_plan(args: &[String]) -> Result<String, UserError> {
-    let a = crate::compare::parse_args(&argv("compare", args))?;
+    let full = argv("compare", args);
+    // `experiment.json` records this command line (a distributed sweep's runner plans on
+    // another thread or process than the one the user typed the command into).
+    set_invocation(&full);
+    let a = crate::compare::parse_args(&full)?;
     let p = crate::compare::prepare(&a)?;
     let out = p.store.as_ref().map(|s| s.dir.display().to_string()).ok_or_else(|| UserError("compare_plan needs --out DIR".into()))?;
     let pending: Vec<usize> = p.todo.iter().map(|r| r.index).collect();
@@ -63,15 +67,21 @@ pub fn compare_plan(args: &[String]) -> Result<String, UserError> {
 }
 
 /// Runs plan entry `index` of `wakesim compare ARGS…` (with `--out DIR`) and saves it there,
-/// as `compare` itself would have: the unit of work of a distributed sweep.
+/// as `compare` itself would have: the unit of work of a distributed sweep. The directory must
+/// already hold the experiment (`compare_plan` creates it); it is only read here, never
+/// rewritten or cleaned, so many workers, processes or threads can run entries side by side.
 pub fn compare_run(args: &[String], index: usize) -> Result<(), UserError> {
-    let a = crate::compare::parse_args(&argv("compare", args))?;
+    let mut a = crate::compare::parse_args(&argv("compare", args))?;
+    let dir = a.out.take().ok_or_else(|| UserError("compare_run needs --out DIR".into()))?;
     let p = crate::compare::prepare(&a)?;
-    if p.store.is_none() {
-        return Err(UserError("compare_run needs --out DIR".into()));
+    let on_disk = crate::compare::store::read_experiment(&dir)?;
+    if on_disk.experiment != p.exp {
+        return Err(UserError(format!("--out {} holds another experiment; plan it first with the same options", dir.display())));
     }
+    let store = crate::compare::store::Store { dir };
     let r = p.plan.get(index).ok_or_else(|| UserError(format!("run {index} is not in the plan (it has {} runs)", p.plan.len())))?;
-    crate::compare::exec::run_one(&p.setup(), r).map(|_| ())
+    let setup = crate::compare::exec::Setup { store: Some(&store), ..p.setup() };
+    crate::compare::exec::run_one(&setup, r).map(|_| ())
 }
 
 /// A fresh private directory under the system's temporary directory.
