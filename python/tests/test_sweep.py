@@ -125,7 +125,8 @@ def test_unreachable_scheduler(tmp_path, cli):
 def test_sweep_argument_errors(tmp_path):
     for kw, word in [(dict(runs="3"), "runs"), (dict(grid=[1, 2]), "grid"), (dict(grid={"g": []}), "grid"),
                      (dict(variants="sh"), "variants"), (dict(seed=1.5), "seed"), (dict(machine="nope"), "nope"),
-                     (dict(variants={"sh": "+NOPE"}), "NOPE"), (dict(runs=0), "--runs")]:
+                     (dict(variants={"sh": "+NOPE"}), "NOPE"), (dict(runs=0), "--runs"), (dict(format=3), "format"),
+                     (dict(format="nope"), "nope")]:
         with pytest.raises(wakesim.WakesimError, match=word):
             wakesim.sweep(CMD, out=tmp_path / "x", progress=False, **{**OPTS, **kw})
 

@@ -97,9 +97,7 @@ class Sweep:
     def tables(self, format: Union[str, Sequence[str]] = "all") -> str:
         """compare's tables: ``"all"``, or any of mmtests, normalized, percentiles, schedstat,
         breakdown (a comma-separated string or a list). Read from disk; nothing runs again."""
-        fmt = format if isinstance(format, str) else ",".join(format)
-        if not isinstance(fmt, str):
-            raise _type_error("format", "a string or a list of strings", format)
+        fmt = _formats(format)
         if fmt == _format_of(self.args):
             return self.text
         with _quiet_stderr():
@@ -131,6 +129,14 @@ def _read_csv(path: str) -> Any:
     import polars as pl
 
     return pl.read_csv(path, infer_schema_length=None)
+
+
+def _formats(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (list, tuple)) and value and all(isinstance(v, str) for v in value):
+        return ",".join(value)
+    raise _type_error("format", f"a string or a list of {', '.join(FORMATS)}", value)
 
 
 def _format_of(args: Sequence[str]) -> str:
@@ -219,8 +225,7 @@ def compare_args(
                 raise _type_error("grid", "names as strings", name)
             args += _opt("--sweep", f"{name}={_values(name, values)}")
     if format is not None:
-        fmt = format if isinstance(format, str) else ",".join(format)
-        args += ["--format", _str("format", fmt)]
+        args += ["--format", _formats(format)]
     if out is not None:
         args += _opt("--out", os.path.abspath(_path("out", out)))
     return args + ["--", *_command(command)]
