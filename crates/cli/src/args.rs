@@ -236,6 +236,10 @@ pub struct RunArgs {
     /// Keep at most N trace events; recording stops there (with --trace).
     #[arg(long, value_name = "N", requires = "trace", default_value_t = wakesim_model::TraceOpts::DEFAULT_LIMIT)]
     pub trace_limit: usize,
+    /// Work-conservation checker: report a CPU idle while a task waits on a CPU of its sched
+    /// domains for longer than DURATION (`4ms`, `500us`, `0.5ms`; default 0.5ms, sysctl_sched_migration_cost).
+    #[arg(long, value_name = "DURATION", allow_hyphen_values = true)]
+    pub wasted_threshold: Option<String>,
     /// The benchmark's command line, after `--` (default: perf bench sched pipe -l 100000).
     #[arg(last = true)]
     pub command: Vec<String>,

@@ -145,6 +145,21 @@ fn trace_opts(a: &RunArgs) -> Result<Option<TraceOpts>, UserError> {
     Ok(Some(TraceOpts { window, limit: a.trace_limit }))
 }
 
+/// `--wasted-threshold DURATION`: a number with a unit `ns`, `us`, `ms` or `s` (`4ms`, `0.5ms`).
+pub fn parse_threshold(s: &str) -> Result<u64, UserError> {
+    let bad = || UserError(format!("--wasted-threshold takes a duration such as 4ms, 500us or 0.5ms, got '{s}'"));
+    let t = s.trim();
+    let (num, scale) = [("ns", 1.0), ("us", 1e3), ("ms", 1e6), ("s", 1e9)]
+        .iter()
+        .find_map(|&(u, k)| t.strip_suffix(u).map(|n| (n, k)))
+        .ok_or_else(bad)?;
+    let v: f64 = num.trim().parse().map_err(|_| bad())?;
+    if !v.is_finite() || v < 0.0 || v * scale > 3.6e12 {
+        return Err(bad());
+    }
+    Ok((v * scale).round() as u64)
+}
+
 pub fn run(a: RunArgs) -> Result<(), UserError> {
     let duration = check_duration(a.duration)?;
     if let Some(path) = &a.json {
@@ -152,6 +167,10 @@ pub fn run(a: RunArgs) -> Result<(), UserError> {
         crate::output::check_writable(path)?;
     }
     let trace_opts = trace_opts(&a)?;
+    let wasted_threshold = match &a.wasted_threshold {
+        Some(s) => parse_threshold(s)?,
+        None => wakesim_model::waste::DEFAULT_WASTED_THRESHOLD,
+    };
     if let Some(path) = &a.trace {
         crate::output::check_writable(path)?;
     }
@@ -168,7 +187,7 @@ pub fn run(a: RunArgs) -> Result<(), UserError> {
     // is shorter.
     let cap = wl.duration.map_or(duration, |d| d.min(duration));
     let cfg = Config { machine: machine.clone(), costs: costs.clone(), features, seed: a.seed, duration_cap: cap };
-    let mut sim = Sim::new(cfg, &wl).map_err(UserError)?;
+    let mut sim = Sim::new(cfg, &wl).map_err(UserError)?.with_wasted_threshold(wasted_threshold);
     if let Some(o) = trace_opts {
         sim = sim.with_trace(o);
     }

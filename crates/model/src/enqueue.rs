@@ -138,6 +138,7 @@ impl Sim {
             self.tasks[p as usize].delayed = true;
             self.cpus[cpu].cfs.put_prev(&mut self.se, p);
             self.tasks[p as usize].enqueued_at = now;
+            self.waste_refresh(cpu);
             return;
         }
         let tick = self.t.tick_nsec() as i64;
@@ -183,6 +184,7 @@ impl Sim {
                 self.cpus[cpu].cfs.enqueue(&mut self.se, p, &f, false, slice);
             }
         }
+        self.waste_refresh(cpu);
     }
 
     /// `set_task_cpu()` → `migrate_task_rq_fair()`: the task's PELT contribution leaves the old

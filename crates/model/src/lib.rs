@@ -28,6 +28,7 @@
 //! | [`user_locks`] | schbench's per-CPU user-space spinlock (`lock_this_cpu`) |
 //! | `features` | the feature registry (features.h) |
 //! | [`trace`] | the optional schedule recorder behind `wakesim run --trace` |
+//! | [`waste`] | the work-conservation checker (Lozi et al. 2016): idle CPUs while work waits nearby |
 //!
 //! ## A first simulation
 //!
@@ -92,6 +93,7 @@ pub mod trace;
 mod ttwu;
 pub mod tunables;
 pub mod user_locks;
+pub mod waste;
 #[doc(hidden)] pub mod testkit;
 
 pub use features::Features;

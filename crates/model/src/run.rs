@@ -63,6 +63,8 @@ impl Sim {
                 self.check_invariants_light();
             }
         }
+        let end = if self.capped { self.cap } else { self.q.now() };
+        self.waste_flush(end);
     }
 
     pub(crate) fn finish(mut self) -> RunResult {
@@ -115,6 +117,7 @@ impl Sim {
             wakeup_latency: self.wakeup_lat,
             run_delay: self.run_delay,
             tasks,
+            wasted: self.waste.stats,
         };
         RunResult { outcome, stats, events: self.q.stats().popped, queue_max: self.q.stats().max_len, cpu_busy: self.cpus.iter().map(|c| c.busy_time).collect() }
     }

@@ -62,6 +62,7 @@ impl Sim {
                 self.llcs[l].nr_avail_idle -= 1;
             }
         }
+        self.waste_refresh(c);
     }
 
     /// `cpu_load()`: the root cfs_rq's PELT load_avg (incl. blocked load).

@@ -76,6 +76,9 @@ pub struct Sim {
     pub capped: bool,
     /// The schedule recorder, when the run is traced ([`Sim::with_trace`]).
     pub(crate) tracer: Option<Box<crate::trace::Tracer>>,
+    /// The work-conservation checker (`waste`), and its scratch list of closed intervals.
+    pub waste: crate::waste::WasteChecker,
+    pub(crate) waste_out: Vec<(wakesim_stats::WastedInterval, u8)>,
 }
 
 impl Sim {
@@ -278,6 +281,8 @@ impl Sim {
             cap: cfg.duration_cap,
             capped: false,
             tracer: None,
+            waste: crate::waste::WasteChecker::new(&m, crate::waste::DEFAULT_WASTED_THRESHOLD),
+            waste_out: Vec::new(),
             c: cfg.costs,
             f: cfg.features,
             m,

@@ -118,6 +118,7 @@ impl Tracer {
             nr_cpus: sim.nr_cpus() as u32,
             task_names: sim.tasks.iter().map(|t| t.name.clone()).collect(),
             idle_states: sim.c.idle_states.iter().map(|s| s.name.clone()).collect(),
+            level_names: sim.waste.level_names.clone(),
             events: self.events,
             start,
             end,

@@ -31,6 +31,12 @@ pub struct RunRecord {
     pub wake: WakeStats,
     /// Simulated time the counters cover, ns.
     pub sim_time_ns: u64,
+    /// The work-conservation checker (default threshold): intervals an idle CPU sat beside a
+    /// waiting task, and their total, ns. Absent in run files written before it: 0.
+    #[serde(default)]
+    pub wasted_intervals: u64,
+    #[serde(default)]
+    pub wasted_ns: u64,
 }
 
 impl RunRecord {
@@ -50,6 +56,8 @@ impl RunRecord {
             domains: stats.domain_totals_by_level(),
             wake: stats.wake.clone(),
             sim_time_ns: stats.sim_time_ns,
+            wasted_intervals: stats.wasted.intervals,
+            wasted_ns: stats.wasted.wasted_ns,
         }
     }
 

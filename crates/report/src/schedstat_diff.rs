@@ -37,6 +37,9 @@ fn sections(levels: &[String]) -> Vec<Section> {
             cpu("run time, ms            (rq_cpu_time)", |r| r.cpu_totals.rq_cpu_time as f64 / 1e6),
             cpu("wait time, ms             (run_delay)", |r| r.cpu_totals.run_delay as f64 / 1e6),
             cpu("timeslices                   (pcount)", |r| r.cpu_totals.pcount as f64),
+            // The work-conservation checker (not a schedstat): idle CPUs beside waiting tasks.
+            cpu("wasted idle CPU time, ms     (wasted)", |r| r.wasted_ns as f64 / 1e6),
+            cpu("wasted intervals > threshold (wasted)", |r| r.wasted_intervals as f64),
         ],
     )];
     for level in levels {

@@ -407,3 +407,46 @@ impl NewidleStats {
         }
     }
 }
+
+/// One interval the work-conservation checker flagged: `idle_cpu` sat idle for `dur_ns` from
+/// `start_ns` while `waiting_cpu`, in one of its sched domains, had a runnable task waiting.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct WastedInterval {
+    pub start_ns: u64,
+    pub dur_ns: u64,
+    pub idle_cpu: u32,
+    /// A CPU with a waiting task when the interval ended (the one nearest `idle_cpu`).
+    pub waiting_cpu: u32,
+    /// The lowest domain level of `idle_cpu` whose span holds `waiting_cpu` (`SMT`, `MC`, ...).
+    pub level: String,
+}
+
+/// The work-conservation checker (Lozi et al., "The Linux Scheduler: a Decade of Wasted
+/// Cores", EuroSys 2016): idle CPUs while a CPU of their domains had a task waiting, for longer
+/// than `threshold_ns`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct WastedStats {
+    pub threshold_ns: u64,
+    /// Intervals longer than the threshold.
+    pub intervals: u64,
+    /// Their total length: idle CPU time while work waited, ns.
+    pub wasted_ns: u64,
+    /// The longest intervals, longest first (at most [`WastedStats::WORST`]).
+    pub worst: Vec<WastedInterval>,
+}
+
+impl WastedStats {
+    /// How many of the longest intervals are kept.
+    pub const WORST: usize = 5;
+
+    /// Counts an interval longer than the threshold and keeps it if it is among the longest.
+    pub fn record(&mut self, iv: WastedInterval) {
+        self.intervals += 1;
+        self.wasted_ns += iv.dur_ns;
+        if self.worst.len() < Self::WORST || iv.dur_ns > self.worst.last().map_or(0, |w| w.dur_ns) {
+            let at = self.worst.iter().position(|w| w.dur_ns < iv.dur_ns).unwrap_or(self.worst.len());
+            self.worst.insert(at, iv);
+            self.worst.truncate(Self::WORST);
+        }
+    }
+}

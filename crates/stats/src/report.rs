@@ -8,7 +8,7 @@
 
 use serde::Serialize;
 
-use crate::{CpuSchedstat, DomainSchedstat, LatencyHist, NewidleStats, WakeStats};
+use crate::{CpuSchedstat, DomainSchedstat, LatencyHist, NewidleStats, WakeStats, WastedStats};
 
 /// Per-task summary (`/proc/<pid>/schedstat` + `/proc/<pid>/sched` fields).
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -51,6 +51,8 @@ pub struct Stats {
     /// Each wait on a runqueue (runnable → running), ns.
     pub run_delay: LatencyHist,
     pub tasks: Vec<TaskStat>,
+    /// The work-conservation checker's findings (idle CPUs while work waited nearby).
+    pub wasted: WastedStats,
 }
 
 impl Stats {

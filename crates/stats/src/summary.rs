@@ -244,6 +244,29 @@ pub fn summary_text(s: &Stats) -> String {
         );
     }
     line(&mut o, "schedstat", ss);
+
+    // The work-conservation checker (Lozi et al. 2016), always printed so that 0 shows.
+    let wa = &s.wasted;
+    let mut ws = format!(
+        "{} intervals > {}  idle CPU time {} ({} of CPU time)",
+        wa.intervals,
+        dur(wa.threshold_ns),
+        dur(wa.wasted_ns),
+        pct(wa.wasted_ns, s.sim_time_ns * s.nr_cpus as u64)
+    );
+    for (i, iv) in wa.worst.iter().take(3).enumerate() {
+        let _ = write!(
+            ws,
+            "{} {} at {}: CPU {} idle, CPU {} waiting ({})",
+            if i == 0 { " | worst" } else { ";" },
+            dur(iv.dur_ns),
+            dur(iv.start_ns),
+            iv.idle_cpu,
+            iv.waiting_cpu,
+            iv.level
+        );
+    }
+    line(&mut o, "wasted", ws);
     o
 }
 

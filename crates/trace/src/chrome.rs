@@ -23,6 +23,11 @@
 //!   `sched_balance_newidle()` call (`args.pulled`). It is a separate process so the CPU tracks
 //!   stay a flat sequence of slices.
 //!
+//! * Process 3, "wasted (idle while work waits)", one thread per CPU, present only when the
+//!   work-conservation checker flagged something: a complete event `wasted` (`cat` `"wasted"`)
+//!   for each interval the idle CPU sat idle while a task waited on `args.from` in its domain of
+//!   level `args.state` (`SMT`, `MC`, …).
+//!
 //! Events are written in time order (stable for equal times), each a fixed-field-order object,
 //! so the same trace always gives the same bytes.
 
@@ -33,6 +38,7 @@ use wakesim_engine::Time;
 
 const PID_CPUS: u32 = 1;
 const PID_NEWIDLE: u32 = 2;
+const PID_WASTED: u32 = 3;
 
 /// One trace-event object. Fields not used by a phase are left out.
 #[derive(Serialize)]
@@ -95,6 +101,7 @@ enum SliceWhat {
     Task(u32),
     IdleState(u8),
     Newidle { pulled: bool },
+    Wasted { waiting_cpu: u32, level: u8 },
 }
 
 #[derive(Clone, Copy, Default)]
@@ -236,6 +243,13 @@ impl<'t> Builder<'t> {
                 self.newidle[cpu as usize] = Some(self.recs.len());
                 self.recs.push(Rec::Slice { pid: PID_NEWIDLE, cpu, start: t, end: t, what: SliceWhat::Newidle { pulled: false } });
             }
+            TraceEvent::Wasted { cpu, waiting_cpu, start, level } => {
+                // Clipped to the recorded interval (the run's last intervals close at its end).
+                let (start, end) = (start.max(self.tr.start), t.min(self.tr.end));
+                if end > start {
+                    self.recs.push(Rec::Slice { pid: PID_WASTED, cpu, start, end, what: SliceWhat::Wasted { waiting_cpu, level } });
+                }
+            }
             TraceEvent::NewidleEnd { cpu, pulled } => {
                 if let Some(i) = self.newidle[cpu as usize].take() {
                     if let Rec::Slice { end, what, .. } = &mut self.recs[i] {
@@ -354,7 +368,13 @@ impl Trace {
             meta("process_name", PID_NEWIDLE, 0, Args { name: Some("newidle balance"), ..Default::default() }),
             meta("process_sort_index", PID_NEWIDLE, 0, Args { sort_index: Some(1), ..Default::default() }),
         ];
-        for pid in [PID_CPUS, PID_NEWIDLE] {
+        let mut pids = vec![PID_CPUS, PID_NEWIDLE];
+        if self.events.iter().any(|s| matches!(s.ev, TraceEvent::Wasted { .. })) {
+            v.push(meta("process_name", PID_WASTED, 0, Args { name: Some("wasted (idle while work waits)"), ..Default::default() }));
+            v.push(meta("process_sort_index", PID_WASTED, 0, Args { sort_index: Some(2), ..Default::default() }));
+            pids.push(PID_WASTED);
+        }
+        for pid in pids {
             for c in 0..self.nr_cpus {
                 v.push(meta("thread_name", pid, c, Args { name: Some(&names.cpus[c as usize]), ..Default::default() }));
                 v.push(meta("thread_sort_index", pid, c, Args { sort_index: Some(c), ..Default::default() }));
@@ -390,6 +410,10 @@ impl Trace {
                         (label, "idle", Args { state: Some(st), ..Default::default() })
                     }
                     SliceWhat::Newidle { pulled } => ("newidle", "balance", Args { pulled: Some(pulled), ..Default::default() }),
+                    SliceWhat::Wasted { waiting_cpu, level } => {
+                        let lvl = self.level_names.get(level as usize).map_or("?", String::as_str);
+                        ("wasted", "wasted", Args { from: Some(waiting_cpu), state: Some(lvl), ..Default::default() })
+                    }
                 };
                 let mut e = base("X", name, cat, *pid, *cpu, *start);
                 e.dur = Some(us(end - start));

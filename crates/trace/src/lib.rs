@@ -95,6 +95,10 @@ pub enum TraceEvent {
     NewidleEnd { cpu: u32, pulled: bool },
     /// `task` moved from `from` to `to` (`set_task_cpu()`), by a wakeup or a balancer.
     Migrate { task: u32, from: u32, to: u32 },
+    /// The work-conservation checker closed an interval ending now: `cpu` sat idle since
+    /// `start` while `waiting_cpu`, in its domain of level `level` (an index into
+    /// [`Trace::level_names`]), had a task waiting, for longer than the threshold.
+    Wasted { cpu: u32, waiting_cpu: u32, start: Time, level: u8 },
 }
 
 /// An event and its simulated time (ns).
@@ -112,6 +116,8 @@ pub struct Trace {
     pub task_names: Vec<String>,
     /// Names of the machine's idle states (`POLL`, `C1`, …), indexed by [`TraceEvent::IdleEnter`].
     pub idle_states: Vec<String>,
+    /// Names of the sched-domain levels (`SMT`, `MC`, …), indexed by [`TraceEvent::Wasted`].
+    pub level_names: Vec<String>,
     /// Events in time order.
     pub events: Vec<Stamped>,
     /// The recorded interval: events lie in `start..=end`.

@@ -165,3 +165,12 @@ pub fn preset_files() -> Vec<String> {
     v.sort();
     v
 }
+
+/// Serialises the tests that time the host (calibrate, validate) with the tests that load both
+/// CPUs (the golden corpus runs two simulations at a time): on a 2-CPU machine a calibration
+/// measured beside them times the other test, not the host. Poison-tolerant, so one failing test
+/// does not fail the others.
+pub fn exclusive_cpus() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}

@@ -69,6 +69,7 @@ fn snapshot_of(run: &CorpusRun, tmp: &Path) -> String {
 
 #[test]
 fn golden_corpus_runs_give_their_recorded_output() {
+    let _cpus = crate::common::exclusive_cpus();
     let runs = corpus_runs();
     let tmp = crate::common::TempDir::new("golden-corpus");
     let tmp = tmp.path();

@@ -79,6 +79,7 @@ fn native_refuses_a_cpu_this_machine_does_not_have() {
 
 #[test]
 fn calibrate_quick_writes_a_complete_profile_that_host_loads_by_default() {
+    let _cpus = exclusive_cpus();
     let cfg = TempDir::new("calib-default");
     let o = wakesim_cfg(cfg.path(), &[], &["calibrate", "--quick"]);
     let out = stdout(&o);
@@ -127,6 +128,7 @@ fn host_without_a_calibrated_profile_says_so_on_stdout() {
 
 #[test]
 fn calibrate_on_one_cpu_skips_the_cross_cpu_wakeups_and_still_writes_a_usable_profile() {
+    let _cpus = exclusive_cpus();
     if !std::path::Path::new("/usr/bin/taskset").exists() {
         eprintln!("taskset not installed: skipped");
         return;
@@ -145,6 +147,7 @@ fn calibrate_on_one_cpu_skips_the_cross_cpu_wakeups_and_still_writes_a_usable_pr
 
 #[test]
 fn calibrate_measures_each_distance_class_when_two_cpus_are_usable() {
+    let _cpus = exclusive_cpus();
     if cpus() < 2 {
         return;
     }
@@ -187,6 +190,7 @@ fn calibrate_refuses_an_out_path_in_a_missing_directory() {
 
 #[test]
 fn validate_quick_prints_measured_vs_predicted_and_writes_json() {
+    let _cpus = exclusive_cpus();
     let cfg = TempDir::new("validate");
     let j = cfg.join("v.json");
     let o = wakesim_cfg(cfg.path(), &[], &["validate", "--quick", "--reps", "2", "--only", "pipe", "--json", s(&j)]);

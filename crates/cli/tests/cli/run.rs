@@ -260,3 +260,41 @@ fn benchmark_run_time_bounds_the_run_unless_duration_is_shorter() {
 fn zero_copies_is_one_line_exit_2() {
     rejects(&["run", "--copies", "0", "--", "context1", "1"], &["--copies"]);
 }
+
+#[test]
+fn bad_wasted_thresholds_are_one_line_errors() {
+    for bad in ["4", "abc", "-1ms", "4xs", "1e99s", "ms", ""] {
+        rejects(
+            &["run", "--machine", "test-smt2", "--wasted-threshold", bad, "--", "perf", "bench", "sched", "pipe", "-l", "10"],
+            &["--wasted-threshold"],
+        );
+    }
+}
+
+#[test]
+fn the_overload_on_wakeup_example_reports_wasted_cores_in_text_json_and_trace() {
+    let dir = TempDir::new("wasted");
+    let (json, trace) = (dir.join("r.json"), dir.join("t.json"));
+    let example = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/overload-on-wakeup.toml");
+    let out = ok(&[
+        "run", "--machine", "test-2x4", "--tasks", example, "--duration", "0.05", "--wasted-threshold", "1ms",
+        "--json", s(&json), "--trace", s(&trace),
+    ]);
+    let line = out.lines().find(|l| l.starts_with("wasted ")).expect("a wasted line");
+    assert!(line.contains("> 1.00ms") && line.contains("| worst") && !line.starts_with("wasted       0 "), "{line}");
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let w = &v["stats"]["wasted"];
+    assert_eq!(w["threshold_ns"], 1_000_000);
+    assert!(w["intervals"].as_u64().unwrap() > 0 && w["wasted_ns"].as_u64().unwrap() > 0, "{w}");
+    assert!(w["worst"][0]["level"].is_string());
+    let t: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
+    let wasted: Vec<&serde_json::Value> = t["traceEvents"].as_array().unwrap().iter().filter(|e| e["name"] == "wasted").collect();
+    assert!(!wasted.is_empty());
+    assert!(wasted.iter().all(|e| e["ph"] == "X" && e["pid"] == 3 && e["dur"].as_f64().unwrap() > 1000.0), "{:?}", wasted[0]);
+}
+
+#[test]
+fn an_idle_machine_prints_a_zero_wasted_line() {
+    let out = ok(&["run", "--machine", "test-smt2", "--", "perf", "bench", "sched", "pipe", "-l", "2000"]);
+    assert!(out.contains("\nwasted       0 intervals > 500.0us  idle CPU time 0ns"), "{out}");
+}

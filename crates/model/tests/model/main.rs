@@ -19,3 +19,4 @@ mod sync_ops;
 mod trace;
 mod user_locks;
 mod wakeup;
+mod work_conservation;

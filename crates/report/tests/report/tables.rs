@@ -20,6 +20,7 @@ fn rec(tput: f64, time: f64, lat99: f64) -> RunRecord {
         domains: vec![("MC".into(), DomainSchedstat { lb_count: [10, 20, 30], ttwu_move_affine: 40, ..Default::default() })],
         wake: WakeStats { wakeups: 100, cost_select: 10_000, cost_scan: 30_000, sis_outcome: [50, 10, 0, 10, 0, 20, 10, 0], ipis_sent: 25, ..Default::default() },
         sim_time_ns: 1_000_000_000,
+        ..Default::default()
     }
 }
 
@@ -163,4 +164,19 @@ fn runs_that_measured_nothing_are_left_out_of_the_statistics() {
     let t = mmtests::render(&g);
     assert!(!t.contains("inf"), "{t}");
     assert!(t.lines().any(|l| l.starts_with("Max       clients-1") && l.contains("NaN")));
+}
+
+#[test]
+fn schedstat_diff_has_a_wasted_row_when_the_checker_found_something() {
+    let t = schedstat_diff::render(&grid());
+    assert!(!t.contains("(wasted)"), "all-zero rows are left out:\n{t}");
+    let mut g = grid();
+    for run in g.cells[0][1].iter_mut() {
+        run.wasted_ns = 12_000_000;
+        run.wasted_intervals = 3;
+    }
+    let t = schedstat_diff::render(&g);
+    let row = t.lines().find(|l| l.contains("wasted idle CPU time, ms")).expect("wasted row");
+    assert!(row.contains("0.00") && row.contains("12.00") && row.contains("new"), "{row}");
+    assert!(t.lines().any(|l| l.contains("wasted intervals > threshold") && l.contains("3.00")), "{t}");
 }
