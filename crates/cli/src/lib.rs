@@ -35,12 +35,12 @@ impl<E: std::fmt::Display> From<E> for UserError {
 }
 
 /// What parsing a command line gave: a command to run, or help/version text to print.
-enum Parsed {
+pub(crate) enum Parsed {
     Cmd(Box<args::Cli>),
     Help(String),
 }
 
-fn parse(argv: &[String]) -> Result<Parsed, UserError> {
+pub(crate) fn parse(argv: &[String]) -> Result<Parsed, UserError> {
     match args::Cli::try_parse_from(argv) {
         Ok(c) => Ok(Parsed::Cmd(Box::new(c))),
         Err(e) => {

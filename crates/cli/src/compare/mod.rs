@@ -65,12 +65,14 @@ pub fn grid(exp: &Experiment, plan: &[RunSpec], slots: Vec<Option<RunRecord>>) -
 }
 
 /// Parses a whole `wakesim compare …` command line (the in-process API's entry).
+/// Clap's errors become the binary's one-line messages (`crate::parse`).
 pub fn parse_args(argv: &[String]) -> Result<CompareArgs, UserError> {
-    use clap::Parser;
-    match crate::args::Cli::try_parse_from(argv) {
-        Ok(crate::args::Cli { cmd: crate::args::Cmd::Compare(a) }) => Ok(a),
-        Ok(_) => Err(UserError("not a compare command line".into())),
-        Err(e) => Err(UserError(e.to_string().lines().next().unwrap_or("bad arguments").trim_start_matches("error: ").to_string())),
+    match crate::parse(argv)? {
+        crate::Parsed::Cmd(c) => match c.cmd {
+            crate::args::Cmd::Compare(a) => Ok(a),
+            _ => Err(UserError("not a compare command line".into())),
+        },
+        crate::Parsed::Help(_) => Err(UserError("--help prints nothing here; see `wakesim compare --help`".into())),
     }
 }
 
