@@ -45,6 +45,11 @@ pub struct CompareArgs {
     /// Machine: a preset name (see `wakesim machines`), `host`, or a machine TOML file.
     #[arg(long, default_value = "xeon-8269cy")]
     pub machine: String,
+    /// Background activity: `none` (the quiet machine), `server` (the presets' default), or a
+    /// noise-profile TOML file (docs/formats.md). Default: `server`, or on `--machine host` the
+    /// profile `wakesim calibrate` measured here.
+    #[arg(long, value_name = "none|server|FILE")]
+    pub noise: Option<String>,
     /// Cost-profile overrides (TOML) on top of the machine's profile.
     #[arg(long)]
     pub costs: Option<PathBuf>,
@@ -198,6 +203,11 @@ pub struct RunArgs {
     /// Machine: a preset name (see `wakesim machines`), `host`, or a machine TOML file.
     #[arg(long, default_value = "xeon-8269cy")]
     pub machine: String,
+    /// Background activity: `none` (the quiet machine), `server` (the presets' default), or a
+    /// noise-profile TOML file (docs/formats.md). Default: `server`, or on `--machine host` the
+    /// profile `wakesim calibrate` measured here.
+    #[arg(long, value_name = "none|server|FILE")]
+    pub noise: Option<String>,
     /// Cost-profile overrides (TOML) on top of the machine's profile.
     #[arg(long)]
     pub costs: Option<PathBuf>,

@@ -49,6 +49,19 @@ pub fn uncalibrated_host_note(m: &Machine, costs_file: Option<&std::path::Path>)
     ))
 }
 
+/// `--noise`: what was typed, else the machine's default (`server`; on `--machine host` the
+/// profile `wakesim calibrate` measured, if it has written one).
+pub fn resolve_noise(m: &Machine, spec: Option<&str>) -> Result<wakesim_model::NoiseProfile, UserError> {
+    match spec {
+        Some(s) => wakesim_machine::NoiseProfile::lookup(s).map_err(UserError),
+        None if m.name == "host" => match crate::calibrate::default_noise_path().filter(|p| p.is_file()) {
+            Some(p) => wakesim_machine::NoiseProfile::lookup(&p.display().to_string()).map_err(UserError),
+            None => Ok(wakesim_machine::NoiseProfile::none()),
+        },
+        None => Ok(wakesim_machine::NoiseProfile::none()),
+    }
+}
+
 /// The kernel profile's features, then `+NAME,-NAME` (a bare NAME means +NAME) on top.
 pub fn parse_features(kernel: &str, spec: Option<&str>) -> Result<Features, UserError> {
     let mut f = Features::for_kernel(kernel).map_err(UserError)?;
@@ -111,6 +124,8 @@ struct RunJson<'a> {
     cost_profile: &'a str,
     features: &'a Features,
     seed: u64,
+    /// The background activity's profile name (`--noise`).
+    noise: &'a str,
     workload: &'a str,
     command: &'a [String],
     metric: Metric,
@@ -182,11 +197,12 @@ pub fn run(a: RunArgs) -> Result<(), UserError> {
     let machine = resolve_machine(&a.machine)?;
     let costs = resolve_costs(&machine, a.costs.as_deref())?;
     let features = parse_features(&a.kernel, a.features.as_deref())?;
+    let noise = resolve_noise(&machine, a.noise.as_deref())?;
     let (wl, cmd) = resolve_workload(&a, &machine)?;
     // The benchmark's own run time (schbench -r, netperf -l, …) ends the run unless --duration
     // is shorter.
     let cap = wl.duration.map_or(duration, |d| d.min(duration));
-    let cfg = Config { machine: machine.clone(), costs: costs.clone(), features, seed: a.seed, duration_cap: cap };
+    let cfg = Config { machine: machine.clone(), costs: costs.clone(), features, seed: a.seed, duration_cap: cap, noise: noise.clone(), governor: wakesim_model::GovernorKind::Ewma };
     let mut sim = Sim::new(cfg, &wl).map_err(UserError)?.with_wasted_threshold(wasted_threshold);
     if let Some(o) = trace_opts {
         sim = sim.with_trace(o);
@@ -231,6 +247,7 @@ pub fn run(a: RunArgs) -> Result<(), UserError> {
             cost_profile: &costs.name,
             features: &features,
             seed: a.seed,
+            noise: &noise.name,
             workload: &wl.name,
             command: &cmd,
             metric: wl.reporter.metric(&r.outcome),

@@ -29,6 +29,7 @@ mod groups;
 mod host;
 pub mod kconfig;
 mod levels;
+pub mod noise;
 mod presets;
 mod print;
 mod spec;
@@ -43,6 +44,7 @@ pub use domains::{
     SD_IMBALANCE_PCT_SMT,
 };
 pub use host::{host, host_from_sysfs};
+pub use noise::{Arrival, NoiseIrq, NoiseProfile, NoiseTask};
 pub use presets::{preset, preset_names, preset_toml};
 pub use print::{describe, describe_all, describe_cpus, list_header, list_line, shape};
 pub use spec::{

@@ -42,6 +42,8 @@ pub enum Ev {
     Timer { cpu: u32, task: TaskId },
     /// A task is forked and woken for the first time (wake_up_new_task) by `cpu`.
     Spawn { task: TaskId },
+    /// Background interrupt source `src` (`noise`) fires.
+    DevIrq { src: u32 },
 }
 
 /// A continuation on a task's kernel stack: which mechanism runs, and at which of its named
@@ -175,7 +177,7 @@ impl Sim {
     #[inline]
     fn irq_deliverable(&self, cpu: usize) -> bool {
         let c = &self.cpus[cpu];
-        c.irqs_off == 0 && (c.pend_ipi || c.pend_tick || !c.pend_timers.is_empty())
+        c.irqs_off == 0 && c.irq_pending()
     }
 
     /// Runs `cpu` until it is occupied: the heart of the executor.
@@ -232,7 +234,7 @@ impl Sim {
     pub(crate) fn note_irq_arrival(&mut self, cpu: usize) {
         let now = self.now();
         let c = &mut self.cpus[cpu];
-        if !(c.pend_ipi || c.pend_tick || !c.pend_timers.is_empty()) {
+        if !c.irq_pending() {
             c.pend_since = now;
         }
     }
@@ -287,6 +289,7 @@ impl Sim {
                 self.raise_irq(cpu as usize);
             }
             Ev::Spawn { task } => self.spawn(task),
+            Ev::DevIrq { src } => self.dev_irq(src as usize),
         }
     }
 

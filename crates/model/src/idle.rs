@@ -122,7 +122,7 @@ impl Sim {
             }
             IdlePhase::InState => {
                 let c = &self.cpus[cpu];
-                let irq = c.pend_ipi || c.pend_tick || !c.pend_timers.is_empty();
+                let irq = c.irq_pending();
                 if !(c.need_resched || irq) {
                     return Flow::Wait; // spurious
                 }

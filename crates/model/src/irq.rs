@@ -36,6 +36,11 @@ impl Sim {
                 if std::mem::take(&mut self.cpus[cpu].pend_ipi) && !self.cpus[cpu].csd.is_empty() {
                     return self.call(cpu, Frame::Irq { phase: IrqPhase::TimersAndTick }, Frame::Csd { phase: CsdPhase::Start });
                 }
+                if std::mem::take(&mut self.cpus[cpu].pend_dev_count) > 0 {
+                    // Device handlers (background sources): their hard-irq time, in one step.
+                    let d = std::mem::take(&mut self.cpus[cpu].pend_dev);
+                    return self.busy(cpu, d, Frame::Irq { phase: IrqPhase::TimersAndTick });
+                }
                 self.set_top(cpu, Frame::Irq { phase: IrqPhase::TimersAndTick });
                 Flow::Again
             }
@@ -98,13 +103,15 @@ impl Sim {
         self.raise_irq(cpu);
     }
 
-    /// Re-arms the tick of a CPU leaving idle, on the global jiffy grid.
+    /// Re-arms the tick of a CPU leaving idle, on the jiffy grid (`tick_nohz_restart()`).
     pub(crate) fn restart_tick(&mut self, cpu: usize) {
         if self.cpus[cpu].tick_armed {
             return;
         }
         self.cpus[cpu].tick_armed = true;
-        let next = self.t.next_tick(self.now());
+        // On the jiffy grid, shifted by this CPU's `skew_tick` offset.
+        let skew = self.cpus[cpu].tick_skew;
+        let next = self.t.next_tick(self.now().saturating_sub(skew)) + skew;
         self.q.push(next, Ev::Tick { cpu: cpu as u32 });
     }
 

@@ -45,7 +45,7 @@
 //!     &["perf", "bench", "sched", "pipe", "-l", "1000"].map(String::from),
 //! )
 //! .unwrap();
-//! let cfg = Config { machine, costs, features: Features::default(), seed: 1, duration_cap: 1_000_000_000 };
+//! let cfg = Config { machine, costs, features: Features::default(), seed: 1, duration_cap: 1_000_000_000, noise: wakesim_model::NoiseProfile::none(), governor: wakesim_model::GovernorKind::Ewma };
 //! let result = Sim::new(cfg, &wl).unwrap().run();
 //!
 //! // The benchmark's own output, as perf prints it...
@@ -67,6 +67,7 @@
 
 mod balance;
 mod cfs;
+pub mod cpuidle;
 pub mod data;
 pub mod eevdf;
 mod enqueue;
@@ -78,6 +79,7 @@ mod irq;
 mod lines;
 pub mod locks;
 mod newidle;
+pub mod noise;
 pub mod pelt;
 mod periodic;
 mod run;
@@ -96,7 +98,9 @@ pub mod user_locks;
 pub mod waste;
 #[doc(hidden)] pub mod testkit;
 
+pub use cpuidle::GovernorKind;
 pub use features::Features;
+pub use wakesim_machine::NoiseProfile;
 pub use run::RunResult;
 pub use sim::{Config, Sim};
 pub use trace::{run_with_trace, TraceOpts};

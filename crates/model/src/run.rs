@@ -24,7 +24,10 @@ pub struct RunResult {
 impl Sim {
     /// `wake_up_new_task()`: fork placement, first enqueue, and a kick of the chosen CPU.
     pub(crate) fn spawn(&mut self, p: TaskId) {
-        let parent = self.tasks[p as usize].allowed.first().unwrap_or(0);
+        // The forking parent: the benchmark's launch CPU where the task may run there.
+        let allowed = &self.tasks[p as usize].allowed;
+        let launch = self.launch_cpu as usize;
+        let parent = if allowed.contains(launch) { launch } else { allowed.first().unwrap_or(0) };
         let start = self.tasks[p as usize].start_cpu;
         let target = if start != NO_CPU { start as usize } else { self.find_idlest_cpu(parent, p) };
         let t = &mut self.tasks[p as usize];
@@ -38,6 +41,18 @@ impl Sim {
         self.wakeup_preempt(from, target, p);
     }
 
+    /// The run's start: every CPU enters its idle loop, every workload task is queued for
+    /// `wake_up_new_task` at time 0, and the background sources are armed.
+    pub(crate) fn start_events(&mut self) {
+        for c in 0..self.nr_cpus() {
+            self.resume(c);
+        }
+        for t in self.first_task..self.noise.noise_first {
+            self.q.push(0, Ev::Spawn { task: t });
+        }
+        self.arm_noise();
+    }
+
     /// Runs until every task has exited or the duration cap is reached.
     pub fn run(self) -> RunResult {
         self.run_traced().0
@@ -45,13 +60,7 @@ impl Sim {
 
     /// The event loop of [`Sim::run`].
     pub(crate) fn run_loop(&mut self) {
-        let n = self.nr_cpus();
-        for c in 0..n {
-            self.resume(c);
-        }
-        for t in self.first_task..self.tasks.len() as TaskId {
-            self.q.push(0, Ev::Spawn { task: t });
-        }
+        self.start_events();
         while self.live_tasks > 0 {
             let Some((t, ev)) = self.q.pop() else { break };
             if t > self.cap {
@@ -87,9 +96,9 @@ impl Sim {
                     .collect()
             })
             .collect();
-        let tasks = self.tasks[self.first_task as usize..]
+        let tasks = self.tasks[self.first_task as usize..self.noise.noise_first as usize]
             .iter()
-            .zip(&self.se[self.first_task as usize..])
+            .zip(&self.se[self.first_task as usize..self.noise.noise_first as usize])
             .map(|(t, se)| TaskStat {
                 name: t.name.clone(),
                 runtime_ns: se.sum_exec_runtime,
@@ -101,11 +110,21 @@ impl Sim {
                 nivcsw: t.counters.nivcsw,
             })
             .collect();
+        let nf = self.noise.noise_first as usize;
+        let noise_stats = wakesim_stats::NoiseStats {
+            profile: self.noise.name.clone(),
+            tasks: (self.tasks.len() - nf) as u64,
+            irq_sources: self.noise.irqs.len() as u64,
+            task_wakeups: self.tasks[nf..].iter().map(|t| t.counters.nr_wakeups).sum(),
+            task_runtime_ns: self.se[nf..].iter().map(|s| s.sum_exec_runtime).sum(),
+            irqs: self.noise.irq_count,
+            irq_time_ns: self.noise.irq_time,
+        };
         let outcome = Outcome {
             end_time: now,
             capped: self.capped,
             marks: self.marks,
-            task_exit: self.tasks[self.first_task as usize..].iter().map(|t| t.exit_time).collect(),
+            task_exit: self.tasks[self.first_task as usize..self.noise.noise_first as usize].iter().map(|t| t.exit_time).collect(),
         };
         let stats = Stats {
             nr_cpus: nr,
@@ -118,6 +137,7 @@ impl Sim {
             run_delay: self.run_delay,
             tasks,
             wasted: self.waste.stats,
+            noise: noise_stats,
         };
         RunResult { outcome, stats, events: self.q.stats().popped, queue_max: self.q.stats().max_len, cpu_busy: self.cpus.iter().map(|c| c.busy_time).collect() }
     }

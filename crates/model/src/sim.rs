@@ -2,7 +2,9 @@
 //! features and a workload.
 
 use crate::exec::{Ev, Frame};
+use crate::cpuidle::GovernorKind;
 use crate::features::Features;
+use wakesim_machine::NoiseProfile;
 use crate::data::SharedLine;
 use crate::state::*;
 use crate::tunables::{nice_to_weight, Tunables};
@@ -21,6 +23,10 @@ pub struct Config {
     pub seed: u64,
     /// Stop the run at this simulated time even if the workload has not finished.
     pub duration_cap: Time,
+    /// Background activity (`noise`): `NoiseProfile::none()` is the quiet machine.
+    pub noise: NoiseProfile,
+    /// The cpuidle governor (`cpuidle`).
+    pub governor: GovernorKind,
 }
 
 pub struct Sim {
@@ -79,6 +85,12 @@ pub struct Sim {
     /// The work-conservation checker (`waste`), and its scratch list of closed intervals.
     pub waste: crate::waste::WasteChecker,
     pub(crate) waste_out: Vec<(wakesim_stats::WastedInterval, u8)>,
+    /// Background activity (`noise`); its tasks follow the workload's in the arena.
+    pub noise: crate::noise::Noise,
+    /// The CPU the benchmark is launched from (the forking parent of its first tasks): CPU 0
+    /// on the quiet machine, drawn from the seed when background activity runs.
+    pub launch_cpu: u32,
+    pub governor: GovernorKind,
 }
 
 impl Sim {
@@ -244,7 +256,13 @@ impl Sim {
             })
             .collect();
         let shared_runq = crate::data::SharedRunq::new(&llc_cpus, n, tasks.len());
-        Ok(Sim {
+        let launch_cpu = if cfg.noise.is_none() {
+            0
+        } else {
+            wakesim_engine::RngStream::new(cfg.seed, wakesim_engine::stream_id("launch"), 0).below(n as u64) as u32
+        };
+        let nr_work = tasks.len() as u32;
+        let mut sim = Sim {
             shared_runq,
             scan_cost,
             smt,
@@ -283,10 +301,17 @@ impl Sim {
             tracer: None,
             waste: crate::waste::WasteChecker::new(&m, crate::waste::DEFAULT_WASTED_THRESHOLD),
             waste_out: Vec::new(),
+            noise: crate::noise::Noise { noise_first: nr_work, ..Default::default() },
+            launch_cpu,
+            governor: cfg.governor,
             c: cfg.costs,
             f: cfg.features,
             m,
-        })
+        };
+        sim.add_noise(&cfg.noise);
+        // The shared runqueue keeps a slot per task, background tasks included.
+        sim.shared_runq = crate::data::SharedRunq::new(&sim.llc_cpus, n, sim.tasks.len());
+        Ok(sim)
     }
 
     pub fn nr_cpus(&self) -> usize {

@@ -173,6 +173,9 @@ pub struct Cpu {
     pub pend_ipi: bool,
     pub pend_tick: bool,
     pub pend_timers: Vec<TaskId>,
+    /// Device interrupts pending (background `noise` sources) and their handlers' total time.
+    pub pend_dev_count: u32,
+    pub pend_dev: Time,
     pub pend_since: Time,
     /// A softirq (SCHED_SOFTIRQ) was raised and runs at irq exit.
     pub softirq_pending: bool,
@@ -201,6 +204,9 @@ pub struct Cpu {
     pub idle_predict: Time,
     /// Whether a tick event is outstanding.
     pub tick_armed: bool,
+    /// This CPU's tick offset from the jiffy grid: 0, or with `skew_tick=1`
+    /// `cpu × (TICK_NSEC / 2) / nr_cpus` (`tick_setup_sched_timer()`).
+    pub tick_skew: Time,
     // --- runqueue ---
     pub curr: TaskId,
     pub idle_task: TaskId,
@@ -323,6 +329,12 @@ impl Entity {
 }
 
 impl Cpu {
+    /// Whether an interrupt source is pending (an IPI, the tick, an hrtimer, a device).
+    #[inline]
+    pub fn irq_pending(&self) -> bool {
+        self.pend_ipi || self.pend_tick || !self.pend_timers.is_empty() || self.pend_dev_count > 0
+    }
+
     /// CPU `cpu` at boot (`sched_init()`), running its idle task `idle_task`, in LLC `llc` (an
     /// index into `Sim::llcs`).
     pub fn new(cpu: u32, idle_task: TaskId, llc: u32, t: &Tunables) -> Cpu {
@@ -334,6 +346,8 @@ impl Cpu {
             pend_ipi: false,
             pend_tick: false,
             pend_timers: Vec::new(),
+            pend_dev_count: 0,
+            pend_dev: 0,
             pend_since: 0,
             softirq_pending: false,
             nohz_balance_pending: false,
@@ -349,6 +363,7 @@ impl Cpu {
             idle_enter: 0,
             idle_predict: 0,
             tick_armed: false,
+            tick_skew: 0,
             curr: idle_task,
             idle_task,
             top: Frame::Idle { phase: crate::idle::IdlePhase::LoopTop },

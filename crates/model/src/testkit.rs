@@ -24,12 +24,7 @@ impl Sim {
         if self.booted() {
             return;
         }
-        for c in 0..self.nr_cpus() {
-            self.resume(c);
-        }
-        for t in self.first_task..self.tasks.len() as TaskId {
-            self.q.push(0, Ev::Spawn { task: t });
-        }
+        self.start_events();
     }
 
     /// Dispatches the next event (booting first if needed), with the light invariant checks

@@ -450,3 +450,20 @@ impl WastedStats {
         }
     }
 }
+
+/// The background activity that ran beside the workload (`--noise`): which profile, and what
+/// its tasks and interrupt sources took.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct NoiseStats {
+    /// Profile name (`none`, `server`, or the file's `name`).
+    pub profile: String,
+    /// Background tasks and interrupt sources.
+    pub tasks: u64,
+    pub irq_sources: u64,
+    /// Wakeups of the background tasks and their CPU time, ns.
+    pub task_wakeups: u64,
+    pub task_runtime_ns: u64,
+    /// Interrupts delivered and their handler time, ns.
+    pub irqs: u64,
+    pub irq_time_ns: u64,
+}

@@ -8,7 +8,7 @@
 
 use serde::Serialize;
 
-use crate::{CpuSchedstat, DomainSchedstat, LatencyHist, NewidleStats, WakeStats, WastedStats};
+use crate::{CpuSchedstat, DomainSchedstat, LatencyHist, NewidleStats, NoiseStats, WakeStats, WastedStats};
 
 /// Per-task summary (`/proc/<pid>/schedstat` + `/proc/<pid>/sched` fields).
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -53,6 +53,8 @@ pub struct Stats {
     pub tasks: Vec<TaskStat>,
     /// The work-conservation checker's findings (idle CPUs while work waited nearby).
     pub wasted: WastedStats,
+    /// The background activity beside the workload.
+    pub noise: NoiseStats,
 }
 
 impl Stats {

@@ -267,6 +267,26 @@ pub fn summary_text(s: &Stats) -> String {
         );
     }
     line(&mut o, "wasted", ws);
+
+    // Background activity, printed when a profile ran.
+    let n = &s.noise;
+    if n.tasks + n.irq_sources > 0 {
+        line(
+            &mut o,
+            "noise",
+            format!(
+                "{}: {} tasks woke {} times, ran {} ({} of CPU time) | {} irq sources fired {} times, {}",
+                n.profile,
+                n.tasks,
+                n.task_wakeups,
+                dur(n.task_runtime_ns),
+                pct(n.task_runtime_ns + n.irq_time_ns, s.sim_time_ns * s.nr_cpus as u64),
+                n.irq_sources,
+                n.irqs,
+                dur(n.irq_time_ns)
+            ),
+        );
+    }
     o
 }
 

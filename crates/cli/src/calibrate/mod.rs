@@ -48,6 +48,12 @@ pub fn default_profile_path() -> Option<PathBuf> {
     Some(dir.join("wakesim").join("host-costs.toml"))
 }
 
+/// Where `wakesim calibrate` writes this machine's measured noise profile, beside the cost
+/// profile; `--machine host` runs use it as their default `--noise`.
+pub fn default_noise_path() -> Option<PathBuf> {
+    default_profile_path().map(|p| p.with_file_name("host-noise.toml"))
+}
+
 
 fn progress(step: usize, total: usize, what: &str) {
     eprintln!("calibrate: [{step}/{total}] {what}");

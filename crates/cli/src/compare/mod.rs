@@ -88,6 +88,7 @@ pub struct Prepared {
     pub machine: wakesim_machine::Machine,
     pub costs: wakesim_costs::CostProfile,
     pub features: Vec<wakesim_model::Features>,
+    pub noise: wakesim_model::NoiseProfile,
     pub formats: Vec<&'static str>,
     pub jobs: usize,
     pub argv: Vec<String>,
@@ -95,7 +96,7 @@ pub struct Prepared {
 
 impl Prepared {
     pub fn setup(&self) -> exec::Setup<'_> {
-        exec::Setup { exp: &self.exp, machine: self.machine.clone(), costs: self.costs.clone(), features: self.features.clone(), store: self.store.as_ref() }
+        exec::Setup { exp: &self.exp, machine: self.machine.clone(), costs: self.costs.clone(), features: self.features.clone(), noise: self.noise.clone(), store: self.store.as_ref() }
     }
 }
 
@@ -117,6 +118,11 @@ pub fn prepare(a: &CompareArgs) -> Result<Prepared, UserError> {
         Some(p) => Some(std::fs::read_to_string(p).map_err(|e| UserError(format!("cannot read {}: {e}", p.display())))?),
         None => None,
     };
+    let noise = crate::run::resolve_noise(&machine, a.noise.as_deref())?;
+    let noise_toml = match a.noise.as_deref() {
+        Some(p) if p != "none" && p != "server" && p != "default" => Some(std::fs::read_to_string(p).map_err(|e| UserError(format!("cannot read {p}: {e}")))?),
+        _ => None,
+    };
     let variants = plan::variants(&a.kernel, a.baseline.as_deref(), &a.variants)?;
     let sweeps = plan::sweeps(&a.sweeps)?;
     let mut exp = Experiment {
@@ -124,6 +130,8 @@ pub fn prepare(a: &CompareArgs) -> Result<Prepared, UserError> {
         costs_file: a.costs.as_ref().map(|p| p.display().to_string()),
         costs_toml,
         kernel: a.kernel.clone(),
+        noise: a.noise.clone(),
+        noise_toml,
         duration: a.duration,
         runs: a.runs,
         base_seed: a.seed,
@@ -153,18 +161,18 @@ pub fn prepare(a: &CompareArgs) -> Result<Prepared, UserError> {
             None => todo.push(r.clone()),
         }
     }
-    Ok(Prepared { exp, plan, todo, slots, store, machine, costs, features, formats, jobs, argv })
+    Ok(Prepared { exp, plan, todo, slots, store, machine, costs, features, noise, formats, jobs, argv })
 }
 
 pub fn compare(a: CompareArgs) -> Result<(), UserError> {
-    let Prepared { exp, plan, todo, mut slots, store, machine, costs, features, formats, jobs, argv } = prepare(&a)?;
+    let Prepared { exp, plan, todo, mut slots, store, machine, costs, features, noise, formats, jobs, argv } = prepare(&a)?;
     if let Some(s) = &store {
         let done = plan.len() - todo.len();
         if done > 0 {
             eprintln!("wakesim: resuming {}: {done} of {} runs already done", s.dir.display(), plan.len());
         }
     }
-    let setup = exec::Setup { exp: &exp, machine, costs, features, store: store.as_ref() };
+    let setup = exec::Setup { exp: &exp, machine, costs, features, noise, store: store.as_ref() };
     if let Some(s) = &store {
         let trace = s.dir.join("trace.json");
         if !trace.exists() {
@@ -197,10 +205,11 @@ pub fn compare(a: CompareArgs) -> Result<(), UserError> {
 fn print_tables(exp: &Experiment, g: &Grid, formats: &[&str]) {
     let names: Vec<String> = exp.variants.iter().map(|v| if v.spec.is_empty() { v.name.clone() } else { format!("{} ({})", v.name, v.spec) }).collect();
     crate::outln!(
-        "# wakesim compare: {} on {}, kernel {}, {} run{} per point (seeds {}..{}); {}",
+        "# wakesim compare: {} on {}, kernel {}, noise {}, {} run{} per point (seeds {}..{}); {}",
         exp.workload,
         exp.machine,
         exp.kernel,
+        exp.noise.as_deref().unwrap_or("default"),
         exp.runs,
         if exp.runs == 1 { "" } else { "s" },
         exp.base_seed,

@@ -30,6 +30,11 @@ pub struct Experiment {
     pub costs_file: Option<String>,
     pub costs_toml: Option<String>,
     pub kernel: String,
+    /// `--noise` as given (`None`: the machine's default) and, for a file, its contents.
+    #[serde(default)]
+    pub noise: Option<String>,
+    #[serde(default)]
+    pub noise_toml: Option<String>,
     pub duration: f64,
     pub runs: u32,
     pub base_seed: u64,
@@ -196,6 +201,9 @@ impl Experiment {
             a.extend(["--costs".into(), c.clone()]);
         }
         a.extend(["--kernel".into(), self.kernel.clone()]);
+        if let Some(n) = &self.noise {
+            a.extend(["--noise".into(), n.clone()]);
+        }
         let base = &self.variants[0].spec;
         let spec = match (r.variant, base.is_empty()) {
             (0, _) => base.clone(),
@@ -230,6 +238,8 @@ mod tests {
             costs_file: None,
             costs_toml: None,
             kernel: "v6.5".into(),
+            noise: None,
+            noise_toml: None,
             duration: 1.0,
             runs: 2,
             base_seed: 7,

@@ -211,3 +211,17 @@ fn other_bad_arguments_are_one_line_exit_2() {
 fn missing_required_argument_is_named() {
     rejects(&["machines", "show"], &["NAME"]);
 }
+
+#[test]
+fn a_bad_noise_profile_is_one_line_naming_the_key_and_nothing_is_written() {
+    let dir = TempDir::new("bad-noise");
+    let json = dir.join("never.json");
+    let typo = dir.join("typo.toml");
+    std::fs::write(&typo, "name = \"x\"\n[[task]]\nname = \"k\"\nperiod_ms = 10\nrun_us = 3\nrun_uss = 4\n").unwrap();
+    rejects(&run_with(&["--machine", "test-smt2", "--noise", s(&typo), "--json", s(&json)], &pipe("10")), &["run_uss", "line 6"]);
+    let neg = dir.join("neg.toml");
+    std::fs::write(&neg, "name = \"x\"\n[[irq]]\nname = \"nic\"\nperiod_ms = 0\nhandler_us = 3\n").unwrap();
+    rejects(&run_with(&["--machine", "test-smt2", "--noise", s(&neg), "--json", s(&json)], &pipe("10")), &["nic", "period_ms"]);
+    rejects(&run_with(&["--machine", "test-smt2", "--noise", "quiet", "--json", s(&json)], &pipe("10")), &["quiet"]);
+    assert!(!json.exists());
+}

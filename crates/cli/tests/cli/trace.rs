@@ -24,9 +24,16 @@ fn trace_writes_a_chrome_trace_and_leaves_the_output_unchanged() {
     assert_eq!(plain, traced, "--trace changed what wakesim run prints");
     let evs = read_events(&f);
     let tasks: Vec<_> = evs.iter().filter(|e| e["ph"] == "X" && e["cat"] == "task").collect();
+    let (bench, background): (Vec<&serde_json::Value>, Vec<&serde_json::Value>) = tasks.iter().partition(|e| e["name"].as_str().unwrap().starts_with("sched-pipe"));
     // 300 round trips: each task runs at least once per round trip.
-    assert!(tasks.len() >= 600, "{}", tasks.len());
-    assert!(tasks.iter().all(|e| e["name"].as_str().unwrap().starts_with("sched-pipe") && e["tid"].as_u64().unwrap() < 8));
+    assert!(bench.len() >= 600, "{}", bench.len());
+    assert!(bench.iter().all(|e| e["tid"].as_u64().unwrap() < 8));
+    // Everything else that ran is the default background activity (`--noise server`).
+    let server: Vec<String> = wakesim_machine::NoiseProfile::server().tasks.iter().map(|t| t.name.split('{').next().unwrap().to_string()).collect();
+    for e in background {
+        let name = e["name"].as_str().unwrap();
+        assert!(server.iter().any(|p| name.starts_with(p.as_str())), "unexpected task {name} in the trace");
+    }
     assert!(evs.iter().any(|e| e["ph"] == "s") && evs.iter().any(|e| e["ph"] == "f"), "wakeup arrows");
     assert_eq!(dir.entries(), vec!["trace.json".to_string()], "no temporary file left");
 }

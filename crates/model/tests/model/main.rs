@@ -12,6 +12,7 @@ mod futex;
 mod idle_scan;
 mod invariants;
 mod newidle;
+mod noise;
 mod nohz;
 mod pelt;
 mod scenarios;
