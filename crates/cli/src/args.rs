@@ -59,6 +59,10 @@ pub struct CompareArgs {
     /// Feature changes of the baseline itself (`--features` syntax; default: none).
     #[arg(long, allow_hyphen_values = true, value_name = "SPEC")]
     pub baseline: Option<String>,
+    /// The cpuidle governor of every variant: menu, teo, haltpoll or ewma (default: the
+    /// machine's).
+    #[arg(long, value_name = "NAME")]
+    pub governor: Option<String>,
     /// A variant: NAME=SPEC, SPEC in the `--features` syntax (`+A,-B`) applied on top of the
     /// baseline. Repeatable.
     #[arg(long = "variant", allow_hyphen_values = true, value_name = "NAME=SPEC")]
@@ -217,6 +221,10 @@ pub struct RunArgs {
     /// Feature changes on top of the kernel profile: `+NAME,-NAME`.
     #[arg(long, allow_hyphen_values = true)]
     pub features: Option<String>,
+    /// The cpuidle governor: menu, teo, haltpoll or ewma (default: the machine's, as
+    /// `wakesim machines show` names it).
+    #[arg(long, value_name = "NAME")]
+    pub governor: Option<String>,
     /// Seed of every random stream of the run.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,

@@ -56,7 +56,8 @@ pub fn bench(a: BenchArgs) -> Result<(), UserError> {
         let costs = wakesim_costs::profile_for(&m.cost_profile)?;
         let wl = wakesim_workloads::from_toml_str(&ping_pong_pairs(*pairs), "bench")?;
         let n = m.nr_cpus();
-        let cfg = Config { machine: m, costs, features: Features::base(), seed: 1, duration_cap: (a.seconds * SEC as f64) as u64, noise: wakesim_model::NoiseProfile::none(), governor: wakesim_model::GovernorKind::Ewma };
+        let governor = m.cpuidle_governor;
+        let cfg = Config { machine: m, costs, features: Features::base(), seed: 1, duration_cap: (a.seconds * SEC as f64) as u64, noise: wakesim_model::NoiseProfile::none(), governor };
         let sim = Sim::new(cfg, &wl).map_err(UserError)?;
         let t0 = Instant::now();
         let r = sim.run();

@@ -62,6 +62,14 @@ pub fn resolve_noise(m: &Machine, spec: Option<&str>) -> Result<wakesim_model::N
     }
 }
 
+/// `--governor NAME`, else the machine's cpuidle governor.
+pub fn resolve_governor(m: &Machine, name: Option<&str>) -> Result<wakesim_model::GovernorKind, UserError> {
+    match name {
+        Some(n) => n.parse().map_err(|e| UserError(format!("--governor: {e}"))),
+        None => Ok(m.cpuidle_governor),
+    }
+}
+
 /// The kernel profile's features, then `+NAME,-NAME` (a bare NAME means +NAME) on top.
 pub fn parse_features(kernel: &str, spec: Option<&str>) -> Result<Features, UserError> {
     let mut f = Features::for_kernel(kernel).map_err(UserError)?;
@@ -197,12 +205,13 @@ pub fn run(a: RunArgs) -> Result<(), UserError> {
     let machine = resolve_machine(&a.machine)?;
     let costs = resolve_costs(&machine, a.costs.as_deref())?;
     let features = parse_features(&a.kernel, a.features.as_deref())?;
+    let governor = resolve_governor(&machine, a.governor.as_deref())?;
     let noise = resolve_noise(&machine, a.noise.as_deref())?;
     let (wl, cmd) = resolve_workload(&a, &machine)?;
     // The benchmark's own run time (schbench -r, netperf -l, …) ends the run unless --duration
     // is shorter.
     let cap = wl.duration.map_or(duration, |d| d.min(duration));
-    let cfg = Config { machine: machine.clone(), costs: costs.clone(), features, seed: a.seed, duration_cap: cap, noise: noise.clone(), governor: wakesim_model::GovernorKind::Ewma };
+    let cfg = Config { machine: machine.clone(), costs: costs.clone(), features, seed: a.seed, duration_cap: cap, noise: noise.clone(), governor };
     let mut sim = Sim::new(cfg, &wl).map_err(UserError)?.with_wasted_threshold(wasted_threshold);
     if let Some(o) = trace_opts {
         sim = sim.with_trace(o);

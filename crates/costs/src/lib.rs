@@ -12,7 +12,7 @@ mod profile;
 mod profiles;
 
 pub use file::{from_toml_str, load_overrides, to_toml};
-pub use profile::{CostProfile, IdleState, LineCosts};
+pub use profile::{CostProfile, IdleState, LineCosts, CPUIDLE_STATE_MAX};
 pub use profiles::{generic, profile_for, profile_names};
 
 #[derive(Debug, thiserror::Error)]

@@ -41,6 +41,9 @@ impl LineCosts {
     }
 }
 
+/// `CPUIDLE_STATE_MAX` (include/linux/cpuidle.h): the most states a cpuidle driver registers.
+pub const CPUIDLE_STATE_MAX: usize = 10;
+
 /// One cpuidle state (`drivers/idle/intel_idle.c` / ACPI _CST tables).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -48,8 +51,8 @@ pub struct IdleState {
     pub name: String,
     /// Exit latency, ns.
     pub exit_latency: u64,
-    /// Target residency, ns: the governor picks the deepest state whose residency fits the
-    /// predicted idle length.
+    /// Target residency, ns: the stay below which entering the state does not pay; the cpuidle
+    /// governor picks the deepest state whose residency fits the predicted idle length.
     pub target_residency: u64,
     /// Whether a CPU in this state is woken by a store to its thread flags (TIF_POLLING_NRFLAG set:
     /// the POLL state and, on x86, MWAIT states), so wakers need no IPI.
@@ -199,7 +202,7 @@ impl CostProfile {
 }
 
 impl CostProfile {
-    /// Check the invariants every profile must satisfy: at least one idle state, idle states
+    /// Check the invariants every profile must satisfy: one to `CPUIDLE_STATE_MAX` idle states,
     /// ordered by exit latency (shallowest first, as cpuidle drivers register them), non-empty
     /// state names, and `smt_throughput` in [1.0, 2.0].
     pub fn validate(&self) -> Result<(), crate::CostError> {
@@ -212,6 +215,9 @@ impl CostProfile {
     pub(crate) fn check(&self) -> Result<(), (&'static str, String)> {
         if self.idle_states.is_empty() {
             return Err(("idle_states", "at least one idle state is required".into()));
+        }
+        if self.idle_states.len() > CPUIDLE_STATE_MAX {
+            return Err(("idle_states", format!("at most {CPUIDLE_STATE_MAX} idle states (CPUIDLE_STATE_MAX), got {}", self.idle_states.len())));
         }
         for (i, st) in self.idle_states.iter().enumerate() {
             if st.name.trim().is_empty() {

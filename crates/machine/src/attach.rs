@@ -47,6 +47,7 @@ impl Machine {
             arch,
             cost_profile: cost_profile.into(),
             max_cstate: None,
+            cpuidle_governor: crate::DEFAULT_GOVERNOR,
             hz: None,
             base_slice: None,
             topo,

@@ -25,6 +25,7 @@ mod attach;
 pub mod cpuset;
 mod degenerate;
 mod domains;
+mod governor;
 mod groups;
 mod host;
 pub mod kconfig;
@@ -43,6 +44,7 @@ pub use domains::{
     RECLAIM_DISTANCE, RECLAIM_DISTANCE_AMD_ZEN, SD_BUSY_FACTOR, SD_IMBALANCE_PCT,
     SD_IMBALANCE_PCT_SMT,
 };
+pub use governor::{running_governor, GovernorKind, DEFAULT_GOVERNOR};
 pub use host::{host, host_from_sysfs};
 pub use noise::{Arrival, NoiseIrq, NoiseProfile, NoiseTask};
 pub use presets::{preset, preset_names, preset_toml};
@@ -102,6 +104,9 @@ pub struct Machine {
     /// Deepest idle state the box enables (`intel_idle.max_cstate=N`: C-states counted from 1,
     /// the POLL state not counted); `None` = every state of the cost profile.
     pub max_cstate: Option<u32>,
+    /// The cpuidle governor its kernel runs (`cpuidle_governor` in a machine file; `--machine
+    /// host` reads `/sys/devices/system/cpu/cpuidle/current_governor_ro`).
+    pub cpuidle_governor: GovernorKind,
     /// CONFIG_HZ of the box's kernel: the tick, and every interval kept in jiffies. `None` =
     /// the model's default, 1000 (`wakesim_model::tunables`).
     pub hz: Option<u64>,

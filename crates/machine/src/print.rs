@@ -85,8 +85,8 @@ fn header(m: &Machine) -> String {
     });
     let _ = writeln!(
         out,
-        "  arch {arch}, cost profile {}, HZ {hz}, base slice {slice}",
-        m.cost_profile
+        "  arch {arch}, cost profile {}, HZ {hz}, base slice {slice}, cpuidle governor {}",
+        m.cost_profile, m.cpuidle_governor
     );
     let _ = writeln!(
         out,

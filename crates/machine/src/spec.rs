@@ -32,6 +32,8 @@ pub struct MachineSpec {
     pub node_reclaim_distance: u32,
     /// `intel_idle.max_cstate=N` / `processor.max_cstate=N` (see [`Machine::max_cstate`]).
     pub max_cstate: Option<u32>,
+    /// The box kernel's cpuidle governor (see [`Machine::cpuidle_governor`]); `None` = the default.
+    pub cpuidle_governor: Option<crate::GovernorKind>,
     /// CONFIG_HZ of the box's kernel (see [`Machine::hz`]).
     pub hz: Option<u64>,
     pub shape: Shape,
@@ -206,6 +208,7 @@ impl MachineSpec {
             &opts,
         )?;
         m.max_cstate = self.max_cstate;
+        m.cpuidle_governor = self.cpuidle_governor.unwrap_or(crate::DEFAULT_GOVERNOR);
         m.hz = self.hz;
         Ok(m)
     }

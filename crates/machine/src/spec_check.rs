@@ -85,6 +85,14 @@ impl Ctx<'_> {
             Some(c) => c.get_ref().clone(),
             None => "generic".into(),
         };
+        let cpuidle_governor = match &raw.cpuidle_governor {
+            Some(g) => Some(
+                g.get_ref()
+                    .parse::<crate::GovernorKind>()
+                    .map_err(|e| self.err(g, format!("'cpuidle_governor': {e}")))?,
+            ),
+            None => None,
+        };
         let node_reclaim_distance = match &raw.node_reclaim_distance {
             Some(d) if *d.get_ref() < LOCAL_DISTANCE => {
                 return Err(self.err(
@@ -129,6 +137,7 @@ impl Ctx<'_> {
             cost_profile,
             node_reclaim_distance,
             max_cstate: raw.max_cstate.as_ref().map(|v| *v.get_ref()),
+            cpuidle_governor,
             hz: raw.hz.as_ref().map(|v| *v.get_ref()),
             shape,
             numa_distance,

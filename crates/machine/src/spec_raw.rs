@@ -13,6 +13,7 @@ pub(crate) struct RawSpec {
     pub cost_profile: Option<Spanned<String>>,
     pub node_reclaim_distance: Option<Spanned<u32>>,
     pub max_cstate: Option<Spanned<u32>>,
+    pub cpuidle_governor: Option<Spanned<String>>,
     pub hz: Option<Spanned<u64>>,
     // Regular shape.
     pub sockets: Option<Spanned<u32>>,

@@ -284,12 +284,29 @@ impl Sim {
             }
             Ev::Tick { cpu } => self.tick_event(cpu as usize),
             Ev::Timer { cpu, task } => {
+                self.hrtimer_expired(cpu as usize);
                 self.note_irq_arrival(cpu as usize);
                 self.cpus[cpu as usize].pend_timers.push(task);
                 self.raise_irq(cpu as usize);
             }
             Ev::Spawn { task } => self.spawn(task),
             Ev::DevIrq { src } => self.dev_irq(src as usize),
+        }
+    }
+
+    /// Arms a sleeping task's hrtimer on `cpu` to expire at `at` (`hrtimer_start()`); the CPU
+    /// keeps its expiry for `tick_nohz_get_sleep_length()`.
+    pub(crate) fn hrtimer_start(&mut self, cpu: usize, at: Time, task: TaskId) {
+        self.cpus[cpu].timers.push(at);
+        self.q.push(at, Ev::Timer { cpu: cpu as u32, task });
+    }
+
+    /// An hrtimer of `cpu` fires now: its expiry leaves the CPU's list.
+    fn hrtimer_expired(&mut self, cpu: usize) {
+        let now = self.now();
+        let timers = &mut self.cpus[cpu].timers;
+        if let Some(i) = timers.iter().position(|&t| t <= now) {
+            timers.swap_remove(i);
         }
     }
 

@@ -1,5 +1,6 @@
-//! The idle loop (`do_idle()`, kernel/sched/idle.c): governor state selection, polling vs
-//! C-states, the exit latency, the call-function flush, and `schedule_idle()`.
+//! The idle loop (`do_idle()`, kernel/sched/idle.c): the cpuidle governor's choice
+//! (`cpuidle_idle_call()`), the tick decision, polling vs C-states, the exit latency, the
+//! call-function flush, and `schedule_idle()`.
 //!
 //! Every pass into a state costs `idle_select` (tick_nohz_idle_enter + the governor), paid with
 //! TIF_POLLING_NRFLAG set on x86 so wakers still only write the flag; leaving the loop for
@@ -8,8 +9,20 @@
 //! exit, no re-selection — which is why a real IPI to a polling CPU can beat a flag write that
 //! forces the whole exit, schedule_idle and re-entry (the CSD_POLL revert's ipistorm gain).
 //!
+//! The governor (`cpuidle`, chosen per machine or with `--governor`) runs at the end of the
+//! `idle_select` step. It is given the time till the CPU's next timer and next tick
+//! (`tick_nohz_get_sleep_length()`) and whether the tick is already stopped; its `stop_tick`
+//! then stops the tick (`tick_nohz_idle_stop_tick()`: the CPU joins the NOHZ idle mask,
+//! `nohz_balance_enter_idle()`) or keeps it running (`tick_nohz_idle_retain_tick()`: the tick
+//! wakes the idle CPU every period, which runs the tick's work and selects again). A stopped
+//! tick stays stopped until the CPU leaves the idle loop. When the POLL state's time limit
+//! (`cpuidle_poll_time()`, or haltpoll's window) runs out, `poll_idle()` returns and the loop
+//! selects again. The EWMA predictor (`--governor ewma`) keeps its own older rules: the tick
+//! stops at every idle entry and the POLL time-out re-selects at once among deeper states.
+//!
 //! The loop is `Frame::Idle`, walked through its [`IdlePhase`]s by `do_idle()`.
 
+use crate::cpuidle::{Governor, SelectInput, Wakeup, LATENCY_REQ_NONE};
 use crate::exec::{Ev, Flow, Frame};
 use crate::sim::Sim;
 use crate::ttwu::CsdPhase;
@@ -18,6 +31,11 @@ use wakesim_engine::Time;
 use crate::trace::trace_ev;
 use wakesim_machine::Arch;
 use wakesim_trace::TraceEvent;
+
+/// The next timer event when the CPU has none armed: the softlockup watchdog's hrtimer,
+/// armed on every CPU every `watchdog_thresh` × 2/5 = 4 s (kernel/watchdog.c), which the model
+/// does not simulate. Every governor decision it enters is far beyond the deepest residency.
+pub const NO_TIMER: Time = 4_000_000_000;
 
 /// Where `do_idle()` resumes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,19 +59,9 @@ pub enum IdlePhase {
 }
 
 impl Sim {
-    /// Governor: the deepest state whose target residency fits the predicted idle length (menu
-    /// governor in spirit; prediction = EWMA of this CPU's recent idle periods, weight 1/8 [EST]: the real menu governor also uses the next timer event and a
-    /// correction factor, which are not modelled; this is why long idles pick the deepest state).
-    fn select_idle_state(&self, cpu: usize, at_least: usize) -> usize {
-        let pred = self.cpus[cpu].idle_predict;
-        let states = &self.c.idle_states;
-        let mut k = at_least.min(states.len() - 1);
-        for (i, s) in states.iter().enumerate().skip(at_least) {
-            if s.target_residency <= pred {
-                k = i;
-            }
-        }
-        k
+    /// Whether this CPU runs the EWMA predictor, which keeps the model's older idle rules.
+    fn ewma(&self, cpu: usize) -> bool {
+        matches!(self.cpus[cpu].gov, Governor::Ewma(_))
     }
 
     /// In cpuidle's POLL state (`poll_idle()`): state 0, polling, no exit latency, with deeper
@@ -63,7 +71,7 @@ impl Sim {
         c.idle_state == 0 && c.polling && self.c.has_poll_loop()
     }
 
-    /// Enters state `k`; the POLL state ends at `poll_until` at the latest (cpuidle_poll_time()).
+    /// Enters state `k`; the POLL state ends at `poll_until` at the latest (its time limit).
     fn enter_idle_state(&mut self, cpu: usize, k: usize, poll_until: Time) {
         let now = self.now();
         let st = &self.c.idle_states[k];
@@ -80,6 +88,82 @@ impl Sim {
             let gen = c.gen;
             self.q.push_slot(cpu, poll_until.max(now), Ev::PollTimeout { cpu: cpu as u32, gen });
         }
+    }
+
+    /// The CPU's next tick while its tick runs: on the jiffy grid, shifted by its `tick_skew`
+    /// (as `restart_tick()` arms it).
+    fn next_tick_of(&self, cpu: usize) -> Time {
+        let skew = self.cpus[cpu].tick_skew;
+        self.t.next_tick(self.now().saturating_sub(skew)) + skew
+    }
+
+    /// `tick_nohz_get_sleep_length()`: the time till the CPU's closest timer event ignoring the
+    /// tick, and (`*delta_next`) till its next clock event — the tick too while it runs. When
+    /// the tick cannot be stopped (no NOHZ idle) or must stay because a timer falls within the
+    /// next tick period (`tick_nohz_next_event()`), both are the latter.
+    pub(crate) fn tick_nohz_get_sleep_length(&self, cpu: usize) -> (Time, Time) {
+        let now = self.now();
+        let c = &self.cpus[cpu];
+        let timer = c.timers.iter().min().map_or(NO_TIMER, |&t| t.saturating_sub(now).min(NO_TIMER));
+        if c.tick_stopped {
+            return (timer, timer);
+        }
+        let delta_next = timer.min(self.next_tick_of(cpu) - now);
+        if !self.f.NOHZ_IDLE_BALANCE || timer <= self.t.tick_nsec() {
+            return (delta_next, delta_next);
+        }
+        (timer, delta_next)
+    }
+
+    /// `cpuidle_select()` and the tick decision after it: `tick_nohz_idle_stop_tick()` when the
+    /// governor asks or the tick is stopped already (the first stop of the idle period enters
+    /// the NOHZ idle mask: `nohz_balance_enter_idle()`), else `tick_nohz_idle_retain_tick()`
+    /// (the tick runs on; a CPU that never had one, at boot, gets it). Without NOHZ idle the
+    /// tick never stops. Returns the state.
+    fn cpuidle_select(&mut self, cpu: usize) -> usize {
+        let (sleep_length, delta_tick) = self.tick_nohz_get_sleep_length(cpu);
+        let inp = SelectInput {
+            states: &self.c.idle_states,
+            sleep_length,
+            delta_tick,
+            tick_stopped: self.cpus[cpu].tick_stopped,
+            latency_req: LATENCY_REQ_NONE,
+            tick_nsec: self.t.tick_nsec(),
+            now: self.now(),
+        };
+        let sel = self.cpus[cpu].gov.select(&inp);
+        if self.f.NOHZ_IDLE_BALANCE && (sel.stop_tick || self.cpus[cpu].tick_stopped) {
+            if !self.cpus[cpu].tick_stopped {
+                self.cpus[cpu].tick_stopped = true;
+                self.nohz_enter_idle(cpu);
+            }
+        } else {
+            self.restart_tick(cpu);
+        }
+        sel.state
+    }
+
+    /// `cpuidle_reflect()`: the governor learns the stay that ended (`idle_state_at` to
+    /// `idle_state_end`), whether the tick ran meanwhile (`tick_nohz_idle_got_tick()`) and
+    /// whether POLL ran out of time.
+    fn cpuidle_reflect(&mut self, cpu: usize) {
+        let now = self.now();
+        let tick_nsec = self.t.tick_nsec();
+        let c = &mut self.cpus[cpu];
+        if !std::mem::take(&mut c.idle_reflect) {
+            return;
+        }
+        let residency = c.idle_state_end - c.idle_state_at;
+        c.idle_usage.record(&self.c.idle_states, c.idle_state, residency);
+        let w = Wakeup {
+            state: c.idle_state,
+            residency,
+            tick: std::mem::take(&mut c.got_idle_tick),
+            poll_time_limit: std::mem::take(&mut c.poll_time_limit),
+            now,
+            tick_nsec,
+        };
+        c.gov.reflect(&self.c.idle_states, &w);
     }
 
     /// `do_idle()`: the idle task's loop, one step per call (`IdlePhase`).
@@ -102,21 +186,42 @@ impl Sim {
                 }
                 let now = self.now();
                 self.cpus[cpu].idle_enter = now;
-                self.nohz_enter_idle(cpu);
+                if self.ewma(cpu) {
+                    // The EWMA's rule: every idle entry stops the tick.
+                    self.cpus[cpu].tick_stopped = self.f.NOHZ_IDLE_BALANCE;
+                    self.nohz_enter_idle(cpu);
+                }
                 // __current_set_polling() comes first in do_idle(): on x86 the governor runs with
                 // the flag set (arm64 has no TIF_POLLING_NRFLAG).
                 self.cpus[cpu].poll_exit = self.m.arch == Arch::X86;
                 self.busy(cpu, self.c.idle_select, Frame::Idle { phase: IdlePhase::Selected })
             }
             IdlePhase::Selected => {
+                // The governor and the tick decision happened during the step (a wakeup that
+                // arrived meanwhile finds them done, as call_cpuidle()'s need_resched() check).
+                let k = if self.ewma(cpu) { None } else { Some(self.cpuidle_select(cpu)) };
                 if self.cpus[cpu].need_resched || !self.cpus[cpu].csd.is_empty() {
                     // Woken while selecting: the loop's need_resched() check sees it.
                     self.set_top(cpu, Frame::Idle { phase: IdlePhase::Woken });
                     return Flow::Again;
                 }
                 self.cpus[cpu].poll_exit = false;
-                let k = self.select_idle_state(cpu, 0);
-                self.enter_idle_state(cpu, k, self.now() + self.c.poll_limit);
+                let now = self.now();
+                let k = match k {
+                    Some(k) => k,
+                    None => {
+                        let c = &self.cpus[cpu];
+                        let Governor::Ewma(e) = &c.gov else { unreachable!() };
+                        e.select(&self.c.idle_states, 0)
+                    }
+                };
+                let limit = self.cpus[cpu].gov.poll_limit().unwrap_or(self.c.poll_limit);
+                self.enter_idle_state(cpu, k, now + limit);
+                let c = &mut self.cpus[cpu];
+                c.idle_state_at = now;
+                c.idle_reflect = true;
+                c.idle_usage.selects += 1;
+                c.idle_usage.tick_kept += u64::from(!c.tick_stopped);
                 self.set_top(cpu, Frame::Idle { phase: IdlePhase::InState });
                 Flow::Wait
             }
@@ -140,7 +245,11 @@ impl Sim {
                 let observed = now - c.idle_enter;
                 let lat = self.c.idle_states[c.idle_state].exit_latency;
                 let c = &mut self.cpus[cpu];
-                c.idle_predict = (7 * c.idle_predict + observed) / 8;
+                if let Governor::Ewma(e) = &mut c.gov {
+                    e.update(observed);
+                }
+                // cpuidle_enter_state()'s time_end: when the CPU runs again.
+                c.idle_state_end = now + lat;
                 // Leaving a polling state (flag write or interrupt): TIF_POLLING_NRFLAG stays set
                 // until the loop clears it to flush or to schedule (or re-enters a state).
                 c.poll_exit = c.polling;
@@ -150,10 +259,14 @@ impl Sim {
             }
             IdlePhase::PollIrqReturn => {
                 if self.cpus[cpu].need_resched {
-                    // poll_idle() returns; the governor learns the whole stay (menu_update()).
-                    let observed = self.now() - self.cpus[cpu].idle_enter;
+                    // poll_idle() returns; the governor learns the whole stay.
+                    let now = self.now();
+                    let observed = now - self.cpus[cpu].idle_enter;
                     let c = &mut self.cpus[cpu];
-                    c.idle_predict = (7 * c.idle_predict + observed) / 8;
+                    if let Governor::Ewma(e) = &mut c.gov {
+                        e.update(observed);
+                    }
+                    c.idle_state_end = now;
                     c.poll_exit = true;
                     self.set_top(cpu, Frame::Idle { phase: IdlePhase::Woken });
                     return Flow::Again;
@@ -165,6 +278,9 @@ impl Sim {
                 Flow::Wait
             }
             IdlePhase::Woken => {
+                // The interrupt that woke the CPU has run (interrupts come on before the
+                // reflect, in cpuidle_enter_state()).
+                self.cpuidle_reflect(cpu);
                 if self.cpus[cpu].need_resched {
                     // Leaving the loop: cpuidle_reflect() + tick_nohz_idle_exit(), still polling.
                     return self.busy(cpu, self.c.idle_exit, Frame::Idle { phase: IdlePhase::Leaving });
@@ -187,6 +303,7 @@ impl Sim {
             }
             IdlePhase::ScheduleIdle => {
                 // Leaving the idle loop to schedule: tick_nohz_idle_exit() restarts the tick.
+                self.cpus[cpu].tick_stopped = false;
                 self.restart_tick(cpu);
                 let idle = self.cpus[cpu].idle_task;
                 self.cpus[cpu].kicked_without_task = self.cpus[cpu].nr_running == 0;
@@ -199,9 +316,31 @@ impl Sim {
         }
     }
 
-    /// The POLL state's time limit expired: re-select among the non-polling-loop states.
+    /// The POLL state's time limit expired (`poll_idle()` sets `dev->poll_time_limit`).
+    /// poll_idle() returns, the governor is told, and `do_idle()` goes round to select again.
+    /// The EWMA instead re-selects at once among the states below POLL.
     pub(crate) fn poll_timeout(&mut self, cpu: usize) {
-        let k = self.select_idle_state(cpu, 1);
-        self.enter_idle_state(cpu, k, 0);
+        if let Governor::Ewma(e) = &self.cpus[cpu].gov {
+            let k = e.select(&self.c.idle_states, 1);
+            let now = self.now();
+            let c = &mut self.cpus[cpu];
+            c.idle_usage.record(&self.c.idle_states, 0, now - c.idle_state_at);
+            c.idle_state_at = now;
+            self.enter_idle_state(cpu, k, 0);
+            return;
+        }
+        trace_ev!(self, TraceEvent::IdleExit { cpu: cpu as u32 });
+        let now = self.now();
+        let c = &mut self.cpus[cpu];
+        c.idle_state_end = now;
+        c.poll_time_limit = true;
+        // Still polling (TIF_POLLING_NRFLAG) on the way round the loop.
+        c.polling = false;
+        c.poll_exit = true;
+        c.mode = Mode::Kernel;
+        self.cpuidle_reflect(cpu);
+        self.set_top(cpu, Frame::Idle { phase: IdlePhase::LoopTop });
+        self.resume(cpu);
     }
+
 }

@@ -88,11 +88,11 @@ impl Sim {
         }
     }
 
-    /// The tick event: an interrupt on a CPU whose tick runs; a stopped tick (NOHZ idle) is not
-    /// re-armed.
+    /// The tick event: an interrupt on a CPU whose tick runs; a tick the idle governor stopped
+    /// (NOHZ idle, `Cpu::tick_stopped`) is not re-armed.
     pub(crate) fn tick_event(&mut self, cpu: usize) {
         let c = &mut self.cpus[cpu];
-        if c.mode == Mode::Idle && self.f.NOHZ_IDLE_BALANCE {
+        if c.mode == Mode::Idle && c.tick_stopped {
             c.tick_armed = false;
             return;
         }
@@ -134,6 +134,8 @@ impl Sim {
             self.update_load_avg(cpu, curr);
         } else {
             self.update_load_avg(cpu, crate::state::NO_TASK);
+            // tick_sched_timer() in the idle loop: ts->got_idle_tick for the governor.
+            self.cpus[cpu].got_idle_tick = true;
         }
         // sched_balance_trigger()
         if self.jiffies() >= self.cpus[cpu].next_balance {

@@ -136,7 +136,7 @@ impl Sim {
             se.push(Entity::new(1024, slice));
             tasks[c].stack.push(Frame::Idle { phase: crate::idle::IdlePhase::LoopTop });
             tasks[c].on_cpu = true;
-            cpus.push(Cpu::new(c as u32, c as TaskId, llc, &t));
+            cpus.push(Cpu::new(c as u32, c as TaskId, llc, &t, cfg.governor));
         }
         // Per-domain mutable state, with the precomputed cost of reading every rq in the span.
         let doms = (0..n)

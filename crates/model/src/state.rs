@@ -200,8 +200,27 @@ pub struct Cpu {
     /// last one (`enter_lazy_tlb()`), so it outlives the task that brought it. None at boot.
     pub active_mm: Option<u32>,
     pub idle_enter: Time,
-    /// Governor's predicted idle length (EWMA of observed idle periods), ns.
-    pub idle_predict: Time,
+    /// This CPU's cpuidle governor and its data (`cpuidle`).
+    pub gov: crate::cpuidle::Governor,
+    /// When the governor's state was entered (`cpuidle_enter_state()`'s time_start) and when
+    /// the stay ended (time_end: the wakeup plus the exit latency), and whether it still waits
+    /// for `cpuidle_reflect()`.
+    pub idle_state_at: Time,
+    pub idle_state_end: Time,
+    pub idle_reflect: bool,
+    /// The POLL state ran out of time (`dev->poll_time_limit`).
+    pub poll_time_limit: bool,
+    /// Expiry times of the hrtimers armed on this CPU (sleeping tasks' timers), for
+    /// `tick_nohz_get_sleep_length()`; an entry leaves when its timer fires.
+    pub timers: Vec<Time>,
+    /// The tick is stopped for this idle period (`ts->tick_stopped`): set by the governor's
+    /// decision, cleared when the CPU leaves the idle loop (`tick_nohz_idle_exit()`).
+    pub tick_stopped: bool,
+    /// The tick's interrupt ran while the CPU idled (`ts->got_idle_tick`), read and cleared by
+    /// `tick_nohz_idle_got_tick()` at the reflect.
+    pub got_idle_tick: bool,
+    /// Per-state usage and the tick decisions (the `cpuidle/stateK/` counters).
+    pub idle_usage: crate::cpuidle::IdleCounters,
     /// Whether a tick event is outstanding.
     pub tick_armed: bool,
     /// This CPU's tick offset from the jiffy grid: 0, or with `skew_tick=1`
@@ -336,8 +355,8 @@ impl Cpu {
     }
 
     /// CPU `cpu` at boot (`sched_init()`), running its idle task `idle_task`, in LLC `llc` (an
-    /// index into `Sim::llcs`).
-    pub fn new(cpu: u32, idle_task: TaskId, llc: u32, t: &Tunables) -> Cpu {
+    /// index into `Sim::llcs`), its idle states chosen by `governor`.
+    pub fn new(cpu: u32, idle_task: TaskId, llc: u32, t: &Tunables, governor: crate::cpuidle::GovernorKind) -> Cpu {
         Cpu {
             mode: Mode::Idle,
             gen: 0,
@@ -361,7 +380,15 @@ impl Cpu {
             poll_until: 0,
             active_mm: None,
             idle_enter: 0,
-            idle_predict: 0,
+            gov: crate::cpuidle::Governor::new(governor),
+            idle_state_at: 0,
+            idle_state_end: 0,
+            idle_reflect: false,
+            poll_time_limit: false,
+            timers: Vec::new(),
+            tick_stopped: false,
+            got_idle_tick: false,
+            idle_usage: Default::default(),
             tick_armed: false,
             tick_skew: 0,
             curr: idle_task,

@@ -448,7 +448,7 @@ impl Sim {
                 if at <= now {
                     return Flow::Pop; // overran the period: no sleep (rt-app timer)
                 }
-                self.q.push(at, Ev::Timer { cpu: cpu as u32, task: t });
+                self.hrtimer_start(cpu, at, t);
                 self.block(cpu, t, SysPhase::Done)
             }
             Some(Op::CallFuncAll { wait }) => {
@@ -482,7 +482,7 @@ impl Sim {
             Some(Op::Sleep(d)) => {
                 self.tasks[t as usize].pc += 1;
                 let dur = self.sample(t, &d);
-                self.q.push(self.q.now() + dur, Ev::Timer { cpu: cpu as u32, task: t });
+                self.hrtimer_start(cpu, self.q.now() + dur, t);
                 self.block(cpu, t, SysPhase::Done)
             }
             Some(Op::Exit) | None => {

@@ -123,6 +123,7 @@ pub fn prepare(a: &CompareArgs) -> Result<Prepared, UserError> {
         Some(p) if p != "none" && p != "server" && p != "default" => Some(std::fs::read_to_string(p).map_err(|e| UserError(format!("cannot read {p}: {e}")))?),
         _ => None,
     };
+    crate::run::resolve_governor(&machine, a.governor.as_deref())?;
     let variants = plan::variants(&a.kernel, a.baseline.as_deref(), &a.variants)?;
     let sweeps = plan::sweeps(&a.sweeps)?;
     let mut exp = Experiment {
@@ -132,6 +133,7 @@ pub fn prepare(a: &CompareArgs) -> Result<Prepared, UserError> {
         kernel: a.kernel.clone(),
         noise: a.noise.clone(),
         noise_toml,
+        governor: a.governor.clone(),
         duration: a.duration,
         runs: a.runs,
         base_seed: a.seed,

@@ -35,6 +35,9 @@ pub struct Experiment {
     pub noise: Option<String>,
     #[serde(default)]
     pub noise_toml: Option<String>,
+    /// `--governor` as given (`None`: the machine's).
+    #[serde(default)]
+    pub governor: Option<String>,
     pub duration: f64,
     pub runs: u32,
     pub base_seed: u64,
@@ -204,6 +207,9 @@ impl Experiment {
         if let Some(n) = &self.noise {
             a.extend(["--noise".into(), n.clone()]);
         }
+        if let Some(g) = &self.governor {
+            a.extend(["--governor".into(), g.clone()]);
+        }
         let base = &self.variants[0].spec;
         let spec = match (r.variant, base.is_empty()) {
             (0, _) => base.clone(),
@@ -240,6 +246,7 @@ mod tests {
             kernel: "v6.5".into(),
             noise: None,
             noise_toml: None,
+            governor: None,
             duration: 1.0,
             runs: 2,
             base_seed: 7,

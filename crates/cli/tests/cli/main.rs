@@ -5,6 +5,7 @@ mod bad_input;
 mod common;
 mod compare;
 mod golden_corpus;
+mod governor;
 mod host;
 mod info;
 mod replay;

@@ -6,6 +6,7 @@ mod changes;
 mod channels;
 mod common;
 mod context_switch;
+mod cpuidle;
 mod determinism;
 mod fair;
 mod futex;
