@@ -130,6 +130,8 @@ struct RunJson<'a> {
     machine: &'a str,
     kernel: &'a str,
     cost_profile: &'a str,
+    /// The cpuidle governor (`--governor`, else the machine's).
+    governor: &'static str,
     features: &'a Features,
     seed: u64,
     /// The background activity's profile name (`--noise`).
@@ -254,6 +256,7 @@ pub fn run(a: RunArgs) -> Result<(), UserError> {
             machine: &machine.name,
             kernel: &a.kernel,
             cost_profile: &costs.name,
+            governor: governor.name(),
             features: &features,
             seed: a.seed,
             noise: &noise.name,

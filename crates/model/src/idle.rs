@@ -343,4 +343,25 @@ impl Sim {
         self.resume(cpu);
     }
 
+    /// The idle-state counters summed over CPUs, for the run's statistics.
+    pub(crate) fn idle_stats(&self) -> wakesim_stats::IdleStats {
+        let mut st: Vec<wakesim_stats::IdleStateStat> = self
+            .c
+            .idle_states
+            .iter()
+            .map(|s| wakesim_stats::IdleStateStat { name: s.name.clone(), ..Default::default() })
+            .collect();
+        let (mut selects, mut tick_kept) = (0, 0);
+        for c in &self.cpus {
+            selects += c.idle_usage.selects;
+            tick_kept += c.idle_usage.tick_kept;
+            for (t, u) in st.iter_mut().zip(&c.idle_usage.states) {
+                t.usage += u.usage;
+                t.time_ns += u.time;
+                t.above += u.above;
+                t.below += u.below;
+            }
+        }
+        wakesim_stats::IdleStats { governor: self.cpus[0].gov.kind().name().to_string(), states: st, selects, tick_kept }
+    }
 }

@@ -87,6 +87,7 @@ impl Sim {
         self.wake.tg_wait = self.tg_line.wait;
         let nr = self.nr_cpus();
         let now = if self.capped { self.cap } else { self.q.now() };
+        let idle = self.idle_stats();
         let domains = (0..self.nr_cpus())
             .map(|c| {
                 self.m.domains[c]
@@ -138,6 +139,7 @@ impl Sim {
             tasks,
             wasted: self.waste.stats,
             noise: noise_stats,
+            idle,
         };
         RunResult { outcome, stats, events: self.q.stats().popped, queue_max: self.q.stats().max_len, cpu_busy: self.cpus.iter().map(|c| c.busy_time).collect() }
     }

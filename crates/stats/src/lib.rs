@@ -11,12 +11,14 @@
 
 mod counters;
 mod hist;
+mod idle;
 mod report;
 mod schedstat;
 mod summary;
 
 pub use counters::*;
 pub use hist::{LatencyHist, HIST_HIGH_NS, HIST_LOW_NS, HIST_SIGFIG};
+pub use idle::{IdleStateStat, IdleStats};
 pub use report::*;
 pub use schedstat::{cpumask_string, schedstat_text, HZ};
 pub use summary::{dur, pct, summary_text, DIST_NAMES};

@@ -55,6 +55,8 @@ pub struct Stats {
     pub wasted: WastedStats,
     /// The background activity beside the workload.
     pub noise: NoiseStats,
+    /// The idle states the governor chose.
+    pub idle: crate::IdleStats,
 }
 
 impl Stats {

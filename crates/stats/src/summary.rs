@@ -267,6 +267,7 @@ pub fn summary_text(s: &Stats) -> String {
         );
     }
     line(&mut o, "wasted", ws);
+    line(&mut o, "idle states", s.idle.summary());
 
     // Background activity, printed when a profile ran.
     let n = &s.noise;

@@ -200,17 +200,19 @@ pub fn compare(a: CompareArgs) -> Result<(), UserError> {
     if let Some(note) = crate::run::uncalibrated_host_note(&setup.machine, a.costs.as_deref()) {
         crate::outln!("{note}");
     }
-    print_tables(&exp, &g, &formats);
+    let governor = crate::run::resolve_governor(&setup.machine, exp.governor.as_deref())?;
+    print_tables(&exp, governor, &g, &formats);
     Ok(())
 }
 
-fn print_tables(exp: &Experiment, g: &Grid, formats: &[&str]) {
+fn print_tables(exp: &Experiment, governor: wakesim_model::GovernorKind, g: &Grid, formats: &[&str]) {
     let names: Vec<String> = exp.variants.iter().map(|v| if v.spec.is_empty() { v.name.clone() } else { format!("{} ({})", v.name, v.spec) }).collect();
     crate::outln!(
-        "# wakesim compare: {} on {}, kernel {}, noise {}, {} run{} per point (seeds {}..{}); {}",
+        "# wakesim compare: {} on {}, kernel {}, governor {}, noise {}, {} run{} per point (seeds {}..{}); {}",
         exp.workload,
         exp.machine,
         exp.kernel,
+        governor,
         exp.noise.as_deref().unwrap_or("default"),
         exp.runs,
         if exp.runs == 1 { "" } else { "s" },

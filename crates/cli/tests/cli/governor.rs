@@ -61,3 +61,26 @@ fn a_machine_file_names_its_governor_and_the_flag_overrides_it() {
     assert_eq!(by_file, by_flag);
     assert_ne!(by_file, other, "haltpoll and menu should idle differently on a pipe ping-pong");
 }
+
+#[test]
+fn the_run_records_its_governor_and_the_idle_states_it_chose() {
+    let dir = TempDir::new("governor-json");
+    let json = dir.join("r.json");
+    let out = ok(&run_with(&["--machine", "test-smt2", "--governor", "teo", "--json", s(&json)], PIPE));
+    let line = out.lines().find(|l| l.starts_with("idle states")).unwrap_or_else(|| panic!("no idle states line:\n{out}"));
+    assert!(line.contains("teo:") && line.contains("POLL") && line.contains("C6") && line.contains("tick kept"), "{line}");
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["governor"], "teo");
+    let idle = &v["stats"]["idle"];
+    assert_eq!(idle["governor"], "teo");
+    let names: Vec<&str> = idle["states"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["POLL", "C1", "C6"], "the generic profile's states");
+    let stays: u64 = idle["states"].as_array().unwrap().iter().map(|s| s["usage"].as_u64().unwrap()).sum();
+    assert!(stays > 0 && idle["selects"].as_u64().unwrap() > 0, "{idle}");
+}
+
+#[test]
+fn compare_names_the_governor_in_its_header() {
+    let out = ok(&["compare", "--machine", "test-2x4", "--governor", "haltpoll", "--runs", "1", "--jobs", "1", "--format", "mmtests", "--", "perf", "bench", "sched", "pipe", "-l", "50"]);
+    assert!(out.lines().next().unwrap().contains("governor haltpoll"), "{out}");
+}
