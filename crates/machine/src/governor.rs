@@ -23,7 +23,7 @@ pub enum GovernorKind {
 }
 
 /// The governor a machine runs unless its file or `--governor` says otherwise.
-pub const DEFAULT_GOVERNOR: GovernorKind = GovernorKind::Ewma;
+pub const DEFAULT_GOVERNOR: GovernorKind = GovernorKind::Menu;
 
 impl GovernorKind {
     pub const ALL: [GovernorKind; 4] = [GovernorKind::Menu, GovernorKind::Teo, GovernorKind::Haltpoll, GovernorKind::Ewma];

@@ -45,6 +45,16 @@ pub fn host() -> Result<Machine, MachineError> {
     if let Some(model) = model {
         m.description = format!("{} ({model})", m.description);
     }
+    // The running kernel's cpuidle governor; one the model lacks (`ladder`) is said and menu
+    // stands in; unreadable (no cpuidle): the default.
+    match crate::running_governor(Path::new("/sys")) {
+        Some(Ok(g)) => m.cpuidle_governor = g,
+        Some(Err(name)) => {
+            m.cpuidle_governor = crate::GovernorKind::Menu;
+            m.description = format!("{}; cpuidle governor '{name}' is not modelled, menu stands in", m.description);
+        }
+        None => {}
+    }
     Ok(m)
 }
 

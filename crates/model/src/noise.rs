@@ -149,9 +149,10 @@ impl Sim {
     /// Arms every noise source's first activation (from `run()`'s start).
     pub(crate) fn arm_noise(&mut self) {
         let first = self.noise.noise_first;
-        for (i, &(at, cpu)) in self.noise.first_wake.iter().enumerate() {
-            // The hrtimer armed on the CPU the task last ran on (hrtimer_start before it slept).
-            self.q.push(at, Ev::Timer { cpu, task: first + i as u32 });
+        for (i, (at, cpu)) in std::mem::take(&mut self.noise.first_wake).into_iter().enumerate() {
+            // The hrtimer armed on the CPU the task last ran on (hrtimer_start before it slept);
+            // the CPU knows it (the idle governor's next timer).
+            self.hrtimer_start(cpu as usize, at, first + i as u32);
         }
         for s in 0..self.noise.irqs.len() {
             let src = &mut self.noise.irqs[s];
