@@ -8,7 +8,9 @@
 //!   busy by a `SCHED_IDLE` spinner; [`handoff`]: a pipe or socket handed between two pinned
 //!   CPUs without sleeping; [`queued`]: socket messages queued deep enough to leave the cache;
 //!   [`stream`]: how a socket stream's cost splits between its sender and its receiver.
-//!   Each is repeated; [`Summary`] gives median and spread.
+//!   Each is repeated; [`Summary`] gives median and spread. [`noise`]: the machine's background
+//!   activity (the osnoise tracer, tracefs events, or a self-timing loop) and the noise profile
+//!   it makes.
 //! * [`native`]: the load generators behind `wakesim native` and `wakesim validate`. They run a
 //!   [`wakesim_workloads::Workload`] — the same task graph the simulator runs, built from the same
 //!   command line — on the real kernel, so both sides print the same output format.
@@ -18,6 +20,7 @@
 pub mod calib;
 pub mod handoff;
 pub mod native;
+pub mod noise;
 pub mod queued;
 pub mod stream;
 mod summary;
