@@ -1,6 +1,6 @@
 //! Argument definitions (clap derive).
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
 #[derive(Parser, Debug)]
@@ -31,7 +31,8 @@ pub enum Cmd {
     Report(ReportArgs),
     /// Run a benchmark's task graph on this machine's real kernel and print its own output.
     Native(NativeArgs),
-    /// Measure this machine and write a cost profile for `--machine host`.
+    /// Measure this machine and write a cost profile and a noise profile (its background
+    /// activity) for `--machine host`.
     Calibrate(CalibrateArgs),
     /// Run benchmarks natively and in the simulator on `--machine host`; print measured vs predicted.
     Validate(ValidateArgs),
@@ -137,6 +138,32 @@ pub struct CalibrateArgs {
     /// Repetitions of each measurement (default 7, 3 with --quick).
     #[arg(long)]
     pub reps: Option<usize>,
+    /// Where to write the measured background activity (noise profile). Default: beside the
+    /// cost profile, host-noise.toml at the default location (`--machine host` runs use it),
+    /// STEM-noise.toml beside `--out STEM.toml`.
+    #[arg(long, value_name = "FILE")]
+    pub noise_out: Option<PathBuf>,
+    /// How long to measure the background activity, seconds (default 5, 1 with --quick); every
+    /// allowed CPU is kept busy meanwhile.
+    #[arg(long, value_name = "SECS", allow_negative_numbers = true)]
+    pub noise_window: Option<f64>,
+    /// How to measure it: the kernel's osnoise tracer; a self-timing loop on every CPU with
+    /// tracefs events naming what interrupted it and a census of the threads that ran (both need
+    /// root and tracefs); the loop alone; or the first of these that works here.
+    #[arg(long, value_enum, default_value = "auto", value_name = "METHOD")]
+    pub noise_method: NoiseMethod,
+    /// Only measure the background activity; the cost profile is left as it is.
+    #[arg(long)]
+    pub noise_only: bool,
+}
+
+/// `calibrate --noise-method`.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NoiseMethod {
+    Auto,
+    Osnoise,
+    Tracefs,
+    Loop,
 }
 
 #[derive(Args, Debug)]

@@ -1,4 +1,5 @@
-//! `wakesim calibrate`: measure this machine and write the `host-calibrated` cost profile.
+//! `wakesim calibrate`: measure this machine and write the `host-calibrated` cost profile and
+//! the `host-measured` noise profile.
 //!
 //! | measurement (crate `wakesim-hostbench`) | field | how |
 //! |---|---|---|
@@ -20,6 +21,10 @@
 //! | `perf bench sched pipe` with its two processes pinned to a pair, per distance class | `ipi_delivery.<class>` | model solved to match (the pipe's costs are measured above) |
 //! | futex wake to an idle CPU, nearest pair (alternating with the pipe) | `futex_lines` | model solved to match; without the pipe figure, `ipi_delivery` instead |
 //!
+//! Last, the background activity ([`noise`]): the osnoise tracer, else a self-timing loop on
+//! every CPU with tracefs naming what interrupted it, else the loop alone; written as a noise
+//! profile beside the cost profile (`host-noise.toml`), `--machine host` runs' default `--noise`.
+//!
 //! Everything else keeps the built-in `host` profile's value (its source comments in
 //! `crates/costs/src/profiles/host.rs`). A measurement that cannot run (one usable CPU, pinning
 //! refused) is skipped with the reason, and its fields keep their base values.
@@ -33,6 +38,7 @@ use crate::fit::{simulate, solve};
 use crate::quiet::{column, dropped_note, quiet_rounds};
 
 mod file;
+pub mod noise;
 use file::{annotate, header, print_table, Measured};
 use crate::UserError;
 use wakesim_costs::{CostProfile, IdleState};
@@ -68,7 +74,7 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
     let scale: u64 = if a.quick { 10 } else { 1 };
     // Only the default location's directory is created; an explicit --out must have one.
     let default_dir = a.out.is_none();
-    let path = match a.out {
+    let path = match a.out.clone() {
         Some(p) => p,
         None => default_profile_path().ok_or_else(|| {
             UserError("no default location for the profile: neither XDG_CONFIG_HOME nor HOME is set; use --out FILE".into())
@@ -79,7 +85,15 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
             std::fs::create_dir_all(d).map_err(|e| UserError(format!("cannot create {}: {e}", d.display())))?;
         }
     }
+    let noise_window = noise::check_window(a.noise_window.unwrap_or(if a.quick { 1.0 } else { noise::DEFAULT_WINDOW_S }))?;
+    let noise_path = noise::out_path(a.noise_out.as_deref(), (!default_dir).then_some(path.as_path()))
+        .ok_or_else(|| UserError("no default location for the noise profile: neither XDG_CONFIG_HOME nor HOME is set; use --noise-out FILE".into()))?;
+    noise::preflight(a.noise_method)?;
+    if a.noise_only {
+        return noise_only(&a, &noise_path, noise_window, t0);
+    }
     crate::output::check_writable(&path)?;
+    crate::output::check_writable(&noise_path)?;
 
     let mut other = wakesim_hostbench::sys::OtherLoad::start();
     let machine = wakesim_machine::host()?;
@@ -88,7 +102,8 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
     let pairs = distance_pairs(&machine, &cpus);
     // 8 one-CPU steps; per distance class the line, the pipe ping-pong and two futex wakes; the
     // nearest pair's two handoffs (or one line saying the cross-CPU part was skipped).
-    let total = 8 + if pairs.is_empty() { 1 } else { 4 * pairs.len() + 2 };
+    // The background activity last.
+    let total = 9 + if pairs.is_empty() { 1 } else { 4 * pairs.len() + 2 };
     let mut p = wakesim_costs::profile_for("host")?;
     p.name = "host-calibrated".into();
     let mut notes: BTreeMap<String, String> = BTreeMap::new();
@@ -374,16 +389,45 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
     }
     p.validate()?;
 
+    progress(total, total, &format!("background activity, {:.1} s with every CPU busy", noise_window as f64 / 1e9));
+    let t_noise = Instant::now();
+    let bg = noise::measure(a.noise_method, noise_window, &cpus, p.irq_entry_exit, machine.nr_cpus())?;
+    let noise_text = noise::file_text(&bg, &machine, t_noise.elapsed().as_secs_f64());
+
     let secs = t0.elapsed().as_secs_f64();
     let other = other.stop(cpus.len().max(1) as u32);
     let text = header(&machine, secs, a.quick, other, &table) + &annotate(&wakesim_costs::to_toml(&p), &notes);
     crate::output::write_atomic(&path, &text)?;
+    crate::output::write_atomic(&noise_path, &noise_text)?;
     print_table(&table);
+    noise::print(&bg);
     crate::outln!();
     if let Some(x) = other.filter(|x| x.other_pct + x.steal_pct > 10.0) {
         crate::outln!("note: while measuring, other processes used {:.0} % of the machine and the hypervisor stole {:.0} %; for a clean profile, calibrate on a quiet machine", x.other_pct, x.steal_pct);
     }
     crate::outln!("wrote {} ({:.1} s); `--machine host` loads it from the default location, `--costs FILE` from anywhere", path.display(), secs);
+    crate::outln!("wrote {}; `--machine host` runs with it from the default location, `--noise FILE` from anywhere", noise_path.display());
+    Ok(())
+}
+
+/// `calibrate --noise-only`: the background activity alone; the cost profile is left as it is
+/// (its `irq_entry_exit`, from the calibrated profile if there is one, is the only figure used).
+fn noise_only(a: &CalibrateArgs, noise_path: &std::path::Path, window: u64, t0: Instant) -> Result<(), UserError> {
+    if a.noise_out.is_none() && a.out.is_none() {
+        if let Some(d) = noise_path.parent() {
+            std::fs::create_dir_all(d).map_err(|e| UserError(format!("cannot create {}: {e}", d.display())))?;
+        }
+    }
+    crate::output::check_writable(noise_path)?;
+    let machine = wakesim_machine::host()?;
+    let costs = crate::run::resolve_costs(&machine, None)?;
+    let cpus = sys::allowed_cpus();
+    progress(1, 1, &format!("background activity, {:.1} s with every CPU busy", window as f64 / 1e9));
+    let bg = noise::measure(a.noise_method, window, &cpus, costs.irq_entry_exit, machine.nr_cpus())?;
+    crate::output::write_atomic(noise_path, &noise::file_text(&bg, &machine, t0.elapsed().as_secs_f64()))?;
+    noise::print(&bg);
+    crate::outln!();
+    crate::outln!("wrote {} ({:.1} s); `--machine host` runs with it from the default location, `--noise FILE` from anywhere", noise_path.display(), t0.elapsed().as_secs_f64());
     Ok(())
 }
 

@@ -102,6 +102,10 @@ fn calibrate_quick_writes_a_complete_profile_that_host_loads_by_default() {
     assert!(out.contains("socket stream on CPU") && out.contains("receiver per message"), "{out}");
     // The table shows median, min–max and spread for each measurement.
     assert!(out.contains("spread") && out.contains("syscall (getppid)"), "{out}");
+    // The background activity last, beside the cost profile.
+    assert!(out.contains("background activity (") && out.contains("host-noise.toml"), "{out}");
+    let noise = std::fs::read_to_string(cfg.join("wakesim/host-noise.toml")).expect("host-noise.toml beside host-costs.toml");
+    wakesim_machine::NoiseProfile::from_toml_str(&noise).unwrap_or_else(|e| panic!("{e}\n{noise}"));
     // `--machine host` now predicts with it; `--costs FILE` loads the same file.
     let j = cfg.join("r.json");
     let o = wakesim_cfg(cfg.path(), &[], &["run", "--machine", "host", "--json", s(&j), "--", "perf", "bench", "sched", "pipe", "-l", "200"]);

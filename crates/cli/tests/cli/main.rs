@@ -2,6 +2,7 @@
 //! for one subcommand or contract, and `golden_corpus` checks that outputs stay byte-identical.
 
 mod bad_input;
+mod calibrate_noise;
 mod common;
 mod compare;
 mod golden_corpus;
