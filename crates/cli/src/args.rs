@@ -177,6 +177,10 @@ pub struct ValidateArgs {
     /// Kernel profile of the simulator (see `wakesim kernels`; default: the newest).
     #[arg(long, default_value = wakesim_model::features::NEWEST_KERNEL)]
     pub kernel: String,
+    /// Background activity of the simulator: `none`, `server`, or a noise-profile file
+    /// (default: as `wakesim run --machine host`, the profile `wakesim calibrate` measured here).
+    #[arg(long, value_name = "none|server|FILE")]
+    pub noise: Option<String>,
     /// Smaller cases (loops ÷ 10) and fewer runs: a smoke test, not an accuracy figure.
     #[arg(long)]
     pub quick: bool,

@@ -15,6 +15,12 @@
 //! Each case also reports its tasks' context switches, blocked and preempted, native (getrusage)
 //! beside predicted: the decisions behind the figure.
 //!
+//! And the run-to-run variation: the coefficient of variation (sample standard deviation over
+//! mean) of the native runs beside that of the model's runs with seeds 1..reps. The model runs
+//! with this machine's background activity (`--noise`, by default the profile `wakesim
+//! calibrate` measured here), whose phases and arrivals the seed draws: that is where its
+//! variation comes from, as the native runs' comes from the machine's.
+//!
 //! Native runs a neighbour disturbed (the hypervisor's steal or other processes above
 //! `quiet::QUIET_PCT` of the machine) are repeated, at most 3 × the runs, keeping the quietest.
 
@@ -23,7 +29,11 @@ use std::process::Command;
 
 use crate::args::ValidateArgs;
 use crate::drift::Drift;
-use crate::fit::{simulate, simulate_switches};
+use wakesim_costs::CostProfile;
+use wakesim_engine::SEC;
+use wakesim_machine::{Machine, NoiseProfile};
+use wakesim_model::{Config, Features, Sim};
+use wakesim_workloads::Workload;
 use crate::output::write_atomic;
 use crate::UserError;
 use serde::Serialize;
@@ -99,6 +109,9 @@ struct Row {
     real_command: Option<Vec<String>>,
     measured_summary: Summary,
     predicted_summary: Summary,
+    /// Coefficient of variation of `measured` and of `predicted`, percent (none with one run).
+    measured_cv_pct: Option<f64>,
+    predicted_cv_pct: Option<f64>,
     real_summary: Option<Summary>,
     error_pct: f64,
     pass: bool,
@@ -146,6 +159,8 @@ struct ValidateJson<'a> {
     wakesim_version: &'static str,
     machine: String,
     cost_profile: &'a str,
+    /// The simulated side's background activity (`--noise`).
+    noise: &'a str,
     kernel: &'a str,
     reps: usize,
     target_pct: f64,
@@ -165,6 +180,7 @@ pub fn validate(a: ValidateArgs) -> Result<(), UserError> {
     let machine = crate::run::resolve_machine("host")?;
     let costs = crate::run::resolve_costs(&machine, a.costs.as_deref())?;
     let features = crate::run::parse_features(&a.kernel, None)?;
+    let noise = crate::run::resolve_noise(&machine, a.noise.as_deref())?;
     let host_cpus = crate::native::host_cpus();
     let cpu = wakesim_hostbench::sys::allowed_cpus().first().copied().unwrap_or(0);
     let list = cases(&a, cpu);
@@ -206,7 +222,7 @@ pub fn validate(a: ValidateArgs) -> Result<(), UserError> {
         .map_err(UserError)?;
         let measured: Vec<f64> = runs.rounds.iter().map(|r| r[0]).collect();
         let interference = other.stop(host_cpus);
-        let sims = (1..=a.reps as u64).map(|seed| simulate_switches(&machine, &costs, &features, &ws, seed)).collect::<Result<Vec<_>, _>>()?;
+        let sims = (1..=a.reps as u64).map(|seed| simulate(&machine, &costs, &features, &noise, &ws, seed)).collect::<Result<Vec<_>, _>>()?;
         let predicted: Vec<f64> = sims.iter().map(|s| s.0).collect();
         let summary = |v: Vec<f64>| Summary::of(&v).ok_or_else(|| UserError(format!("{}: no switch counts", c.name)));
         let switches = Switches {
@@ -227,7 +243,7 @@ pub fn validate(a: ValidateArgs) -> Result<(), UserError> {
                 let model_basis = match model_bases.get(b) {
                     Some(&x) => x,
                     None => {
-                        let x = simulate(&machine, &costs, &features, &crate::native::workload(b, machine.nr_cpus() as u32)?, 1)?;
+                        let x = simulate(&machine, &costs, &features, &noise, &crate::native::workload(b, machine.nr_cpus() as u32)?, 1)?.0;
                         *model_bases.entry(b.clone()).or_insert(x)
                     }
                 };
@@ -244,6 +260,8 @@ pub fn validate(a: ValidateArgs) -> Result<(), UserError> {
             real_summary: real.as_ref().and_then(|v| Summary::of(v)),
             real_command: c.real.as_ref().map(|(cmd, _)| cmd.clone()),
             real_tool: real,
+            measured_cv_pct: cv_pct(&measured),
+            predicted_cv_pct: cv_pct(&predicted),
             measured,
             predicted,
             measured_summary: ms,
@@ -258,13 +276,14 @@ pub fn validate(a: ValidateArgs) -> Result<(), UserError> {
         });
     }
     let drift_after = crate::drift::measure(&costs, &machine, &features);
-    print_table(&rows, &costs.name, a.reps);
+    print_table(&rows, &costs.name, &noise.name, a.reps);
     print_drift(&drift_before, &drift_after);
     if let Some(path) = &a.json {
         let doc = ValidateJson {
             wakesim_version: env!("CARGO_PKG_VERSION"),
             machine: machine.description.clone(),
             cost_profile: &costs.name,
+            noise: &noise.name,
             kernel: &a.kernel,
             reps: a.reps,
             target_pct: TARGET_PCT,
@@ -276,6 +295,34 @@ pub fn validate(a: ValidateArgs) -> Result<(), UserError> {
         write_atomic(path, &(text + "\n"))?;
     }
     Ok(())
+}
+
+/// Run `w` in the model with background activity `noise`; its reporter's metric and its tasks'
+/// voluntary and involuntary context switches (`fit::simulate_switches` on the quiet machine).
+fn simulate(m: &Machine, c: &CostProfile, f: &Features, noise: &NoiseProfile, w: &Workload, seed: u64) -> Result<(f64, u64, u64), UserError> {
+    let cfg = Config { machine: m.clone(), costs: c.clone(), features: *f, seed, duration_cap: 60 * SEC, noise: noise.clone(), governor: m.cpuidle_governor };
+    let r = Sim::new(cfg, w).map_err(UserError)?.run();
+    let (v, i) = r.stats.switches();
+    Ok((w.reporter.metric(&r.outcome).value, v, i))
+}
+
+/// The coefficient of variation of `xs`, percent: sample standard deviation (n − 1) over the
+/// mean. None for fewer than two values or a zero mean.
+pub fn cv_pct(xs: &[f64]) -> Option<f64> {
+    let n = xs.len();
+    if n < 2 {
+        return None;
+    }
+    let mean = xs.iter().sum::<f64>() / n as f64;
+    if mean == 0.0 || !mean.is_finite() {
+        return None;
+    }
+    let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+    Some(100.0 * var.sqrt() / mean.abs())
+}
+
+fn cv_cell(x: Option<f64>) -> String {
+    x.map_or("–".into(), |v| format!("{v:.1} %"))
 }
 
 /// Run the installed tool `reps` times; its figures. A run that fails or prints no figure is an
@@ -309,24 +356,26 @@ fn cell(s: &Summary) -> String {
     format!("{:.p$} [{:.p$}–{:.p$}]", s.median, s.min, s.max)
 }
 
-fn print_table(rows: &[Row], profile: &str, reps: usize) {
-    crate::outln!("validate: --machine host, cost profile {profile}, {reps} runs each; median [min–max]");
+fn print_table(rows: &[Row], profile: &str, noise: &str, reps: usize) {
+    crate::outln!("validate: --machine host, cost profile {profile}, noise {noise}, {reps} runs each (model: seeds 1..{reps}); median [min–max], CV = standard deviation / mean");
     crate::outln!();
-    crate::outln!("| case | unit | measured (native) | predicted (model) | error | pass | real tool | other load / steal |");
-    crate::outln!("|---|---|---|---|---|---|---|---|");
+    crate::outln!("| case | unit | measured (native) | predicted (model) | error | pass | CV measured | CV predicted | real tool | other load / steal |");
+    crate::outln!("|---|---|---|---|---|---|---|---|---|---|");
     for r in rows {
         let real = match (&r.real_summary, &r.real_command) {
             (Some(s), Some(c)) => format!("{} (`{}`)", cell(s), Path::new(&c[0]).display()),
             _ => "not installed".into(),
         };
         crate::outln!(
-            "| {} | {} | {} | {} | {:+.1} % | {} | {} | {} |",
+            "| {} | {} | {} | {} | {:+.1} % | {} | {} | {} | {} | {} |",
             r.case,
             r.unit,
             cell(&r.measured_summary),
             cell(&r.predicted_summary),
             r.error_pct,
             if r.pass { "yes" } else { "no" },
+            cv_cell(r.measured_cv_pct),
+            cv_cell(r.predicted_cv_pct),
             real,
             r.interference.map_or("?".into(), |x| format!("{:.0} % / {:.0} %", x.other_pct, x.steal_pct))
                 + &if r.repeated > 0 { format!(" ({} runs repeated)", r.repeated) } else { String::new() }
@@ -387,4 +436,17 @@ fn print_relative(rows: &[Row]) {
     let n = rel.iter().filter(|(_, x)| x.error_pct.abs() <= TARGET_PCT).count();
     crate::outln!();
     crate::outln!("{n} of {} ratios within {TARGET_PCT} %", rel.len());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cv_pct;
+
+    #[test]
+    fn the_coefficient_of_variation_uses_the_sample_standard_deviation() {
+        assert_eq!(cv_pct(&[1.0, 2.0, 3.0]), Some(50.0));
+        assert_eq!(cv_pct(&[4.0, 4.0]), Some(0.0));
+        assert_eq!(cv_pct(&[4.0]), None);
+        assert_eq!(cv_pct(&[-1.0, 1.0]), None);
+    }
 }

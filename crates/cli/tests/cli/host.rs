@@ -214,7 +214,14 @@ fn validate_quick_prints_measured_vs_predicted_and_writes_json() {
             assert!(s["median"].as_f64().unwrap() <= s["max"].as_f64().unwrap());
         }
         assert!(r["error_pct"].as_f64().unwrap().is_finite());
+        // The run-to-run variation of both sides, as a coefficient of variation.
+        for k in ["measured_cv_pct", "predicted_cv_pct"] {
+            assert!(r[k].as_f64().is_some_and(|x| x >= 0.0 && x.is_finite()), "{k}: {r}");
+        }
     }
+    assert!(out.contains("| CV measured | CV predicted |"), "{out}");
+    // The simulated side's background activity is named (no calibrated one here: the default).
+    assert!(v["noise"].as_str().is_some_and(|n| !n.is_empty()), "{v}");
     // The unpinned pipe against its one-CPU basis, run alternately: a finite positive ratio
     // per pair and the model's ratio; the pinned case has no basis.
     let rel = &rows[1]["relative"];
