@@ -166,6 +166,8 @@ def _extra(name: str, value: Any) -> List[str]:
 _RUN_OPTIONS = {
     "machine": _machine,
     "costs": _path,
+    "noise": _path,
+    "governor": _str,
     "kernel": _str,
     "features": _features,
     "seed": _int,
@@ -259,6 +261,8 @@ def run(
     seed: Optional[int] = None,
     duration: Optional[float] = None,
     costs: Optional[PathLike] = None,
+    noise: Optional[PathLike] = None,
+    governor: Optional[str] = None,
     tasks: Optional[PathLike] = None,
     copies: Optional[int] = None,
     schedstat: Optional[int] = None,
@@ -273,13 +277,15 @@ def run(
     ``command`` is the benchmark's command line, a string (split as a shell would) or a list of
     words; ``None`` is the command line's default (``perf bench sched pipe -l 100000``). Every
     option of ``wakesim run`` is a keyword (``trace_window`` is ``--trace-window``); ``None``
-    leaves an option at its default. ``features`` is ``"+A,-B"`` or ``["+A", "-B"]``;
+    leaves an option at its default. ``noise`` is ``"none"``, ``"server"`` or a noise-profile
+    file (docs/noise.md); ``governor`` a cpuidle governor (``"menu"``, ``"teo"``,
+    ``"haltpoll"``, ``"ewma"``). ``features`` is ``"+A,-B"`` or ``["+A", "-B"]``;
     ``trace_window`` is ``"START,END"`` or a pair; ``json`` also writes the document to a file.
     Options added to the command line later can be passed by name too (``**more``).
 
     Raises :class:`WakesimError` naming the option for a wrong type or value.
     """
-    values = dict(machine=machine, costs=costs, kernel=kernel, features=features, seed=seed, duration=duration,
+    values = dict(machine=machine, costs=costs, noise=noise, governor=governor, kernel=kernel, features=features, seed=seed, duration=duration,
                   tasks=tasks, copies=copies, schedstat=schedstat, trace=trace, trace_window=trace_window,
                   trace_limit=trace_limit)
     values.update(more)

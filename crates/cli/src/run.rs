@@ -56,9 +56,9 @@ pub fn resolve_noise(m: &Machine, spec: Option<&str>) -> Result<wakesim_model::N
         Some(s) => wakesim_machine::NoiseProfile::lookup(s).map_err(UserError),
         None if m.name == "host" => match crate::calibrate::default_noise_path().filter(|p| p.is_file()) {
             Some(p) => wakesim_machine::NoiseProfile::lookup(&p.display().to_string()).map_err(UserError),
-            None => Ok(wakesim_machine::NoiseProfile::none()),
+            None => Ok(wakesim_machine::NoiseProfile::server()),
         },
-        None => Ok(wakesim_machine::NoiseProfile::none()),
+        None => Ok(wakesim_machine::NoiseProfile::server()),
     }
 }
 

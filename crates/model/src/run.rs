@@ -114,6 +114,7 @@ impl Sim {
         let nf = self.noise.noise_first as usize;
         let noise_stats = wakesim_stats::NoiseStats {
             profile: self.noise.name.clone(),
+            launch_cpu: self.launch_cpu,
             tasks: (self.tasks.len() - nf) as u64,
             irq_sources: self.noise.irqs.len() as u64,
             task_wakeups: self.tasks[nf..].iter().map(|t| t.counters.nr_wakeups).sum(),

@@ -457,6 +457,8 @@ impl WastedStats {
 pub struct NoiseStats {
     /// Profile name (`none`, `server`, or the file's `name`).
     pub profile: String,
+    /// The CPU the benchmark was launched from (drawn from the seed when a profile runs).
+    pub launch_cpu: u32,
     /// Background tasks and interrupt sources.
     pub tasks: u64,
     pub irq_sources: u64,

@@ -276,8 +276,9 @@ pub fn summary_text(s: &Stats) -> String {
             &mut o,
             "noise",
             format!(
-                "{}: {} tasks woke {} times, ran {} ({} of CPU time) | {} irq sources fired {} times, {}",
+                "{}, launched from CPU {}: {} tasks woke {} times, ran {} ({} of CPU time) | {} irq sources fired {} times, {}",
                 n.profile,
+                n.launch_cpu,
                 n.tasks,
                 n.task_wakeups,
                 dur(n.task_runtime_ns),
