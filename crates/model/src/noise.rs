@@ -1,5 +1,5 @@
 //! Background activity: the machine's own tasks and interrupts beside the benchmark
-//! (docs/model.md, "Background activity"). A [`NoiseProfile`] entry becomes
+//! (docs/noise.md). A [`NoiseProfile`] entry becomes
 //!
 //! * a **task** (`[[task]]`): an ordinary fair task, asleep on an armed hrtimer at the start,
 //!   whose program is "run, sleep until the next activation" forever. Its wakeups go through
