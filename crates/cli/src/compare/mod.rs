@@ -201,11 +201,11 @@ pub fn compare(a: CompareArgs) -> Result<(), UserError> {
         crate::outln!("{note}");
     }
     let governor = crate::run::resolve_governor(&setup.machine, exp.governor.as_deref())?;
-    print_tables(&exp, governor, &g, &formats);
+    print_tables(&exp, governor, &setup.noise.name, &g, &formats);
     Ok(())
 }
 
-fn print_tables(exp: &Experiment, governor: wakesim_model::GovernorKind, g: &Grid, formats: &[&str]) {
+fn print_tables(exp: &Experiment, governor: wakesim_model::GovernorKind, noise: &str, g: &Grid, formats: &[&str]) {
     let names: Vec<String> = exp.variants.iter().map(|v| if v.spec.is_empty() { v.name.clone() } else { format!("{} ({})", v.name, v.spec) }).collect();
     crate::outln!(
         "# wakesim compare: {} on {}, kernel {}, governor {}, noise {}, {} run{} per point (seeds {}..{}); {}",
@@ -213,7 +213,7 @@ fn print_tables(exp: &Experiment, governor: wakesim_model::GovernorKind, g: &Gri
         exp.machine,
         exp.kernel,
         governor,
-        exp.noise.as_deref().unwrap_or("default"),
+        noise,
         exp.runs,
         if exp.runs == 1 { "" } else { "s" },
         exp.base_seed,
