@@ -77,6 +77,10 @@ pub struct CompareArgs {
     /// Stop each run after this many simulated seconds even if the workload has not finished.
     #[arg(long, default_value_t = 60.0, allow_negative_numbers = true)]
     pub duration: f64,
+    /// Run N independent instances of the benchmark side by side in every run, as
+    /// `wakesim run --copies N` does.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub copies: u32,
     /// NAME=v1,v2,…: substitute each value for `{NAME}` in the command. Several sweeps form a grid.
     #[arg(long = "sweep", value_name = "NAME=V1,V2")]
     pub sweeps: Vec<String>,
@@ -268,6 +272,12 @@ pub struct RunArgs {
     /// Load the workload from a task-graph file instead of a command line.
     #[arg(long, conflicts_with = "command")]
     pub tasks: Option<PathBuf>,
+    /// Stretch every user-space compute burst by F (F > 1: a slower core than the one the
+    /// workload's durations were written or recorded for; F < 1: a faster one). Kernel work
+    /// still comes from the machine's cost profile. Typical use: a `wakesim record` task file
+    /// replayed for a machine whose cores are F times slower.
+    #[arg(long, value_name = "F", allow_negative_numbers = true)]
+    pub cpu_scale: Option<f64>,
     /// Run N independent instances of the benchmark side by side (UnixBench `Run -c N`,
     /// mmtests' N netperf pairs); the benchmark aggregates them as those harnesses do.
     #[arg(long, default_value_t = 1, value_name = "N")]

@@ -95,9 +95,13 @@ pub fn resolve_workload(a: &RunArgs, m: &Machine) -> Result<(Workload, Vec<Strin
     Ok((wakesim_workloads::from_command_line_with(&cmd, &ctx)?, cmd))
 }
 
-/// The workload of a benchmark command line on machine `m` (one copy).
-pub fn workload_from_command(cmd: &[String], m: &Machine) -> Result<Workload, UserError> {
-    let ctx = wakesim_workloads::BuildContext { nr_cpus: Some(m.nr_cpus() as u32), copies: 1 };
+/// The workload of a benchmark command line on machine `m`, `copies` instances side by side
+/// (`--copies N`).
+pub fn workload_copies(cmd: &[String], m: &Machine, copies: u32) -> Result<Workload, UserError> {
+    if copies == 0 {
+        return Err(UserError("--copies must be at least 1".into()));
+    }
+    let ctx = wakesim_workloads::BuildContext { nr_cpus: Some(m.nr_cpus() as u32), copies };
     Ok(wakesim_workloads::from_command_line_with(cmd, &ctx)?)
 }
 
@@ -138,6 +142,9 @@ struct RunJson<'a> {
     noise: &'a str,
     workload: &'a str,
     command: &'a [String],
+    /// `--cpu-scale`, when given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cpu_scale: Option<f64>,
     metric: Metric,
     capped: bool,
     end_time_ns: u64,
@@ -170,6 +177,14 @@ fn trace_opts(a: &RunArgs) -> Result<Option<TraceOpts>, UserError> {
     Ok(Some(TraceOpts { window, limit: a.trace_limit }))
 }
 
+/// `--cpu-scale F`: a positive, finite factor (a thousandfold either way at most).
+pub fn check_cpu_scale(f: f64) -> Result<(), UserError> {
+    if !(f.is_finite() && (1e-3..=1e3).contains(&f)) {
+        return Err(UserError(format!("--cpu-scale takes a factor between 0.001 and 1000 (e.g. 2 for a core half as fast), got {f}")));
+    }
+    Ok(())
+}
+
 /// `--wasted-threshold DURATION`: a number with a unit `ns`, `us`, `ms` or `s` (`4ms`, `0.5ms`).
 pub fn parse_threshold(s: &str) -> Result<u64, UserError> {
     let bad = || UserError(format!("--wasted-threshold takes a duration such as 4ms, 500us or 0.5ms, got '{s}'"));
@@ -187,6 +202,9 @@ pub fn parse_threshold(s: &str) -> Result<u64, UserError> {
 
 pub fn run(a: RunArgs) -> Result<(), UserError> {
     let duration = check_duration(a.duration)?;
+    if let Some(f) = a.cpu_scale {
+        check_cpu_scale(f)?;
+    }
     if let Some(path) = &a.json {
         // Refuse an unwritable result path before spending the simulation on it.
         crate::output::check_writable(path)?;
@@ -209,7 +227,10 @@ pub fn run(a: RunArgs) -> Result<(), UserError> {
     let features = parse_features(&a.kernel, a.features.as_deref())?;
     let governor = resolve_governor(&machine, a.governor.as_deref())?;
     let noise = resolve_noise(&machine, a.noise.as_deref())?;
-    let (wl, cmd) = resolve_workload(&a, &machine)?;
+    let (mut wl, cmd) = resolve_workload(&a, &machine)?;
+    if let Some(f) = a.cpu_scale {
+        wl.scale_compute(f);
+    }
     // The benchmark's own run time (schbench -r, netperf -l, …) ends the run unless --duration
     // is shorter.
     let cap = wl.duration.map_or(duration, |d| d.min(duration));
@@ -262,6 +283,7 @@ pub fn run(a: RunArgs) -> Result<(), UserError> {
             noise: &noise.name,
             workload: &wl.name,
             command: &cmd,
+            cpu_scale: a.cpu_scale,
             metric: wl.reporter.metric(&r.outcome),
             capped: r.outcome.capped,
             end_time_ns: r.outcome.end_time,

@@ -15,6 +15,19 @@ pub enum Dur {
     Normal { mean: Time, sd: Time },
 }
 
+impl Dur {
+    /// The same duration stretched by `f` (every parameter of a distribution; rounded to ns).
+    pub fn scaled(&self, f: f64) -> Dur {
+        let s = |t: Time| (t as f64 * f).round() as Time;
+        match *self {
+            Dur::Fixed(t) => Dur::Fixed(s(t)),
+            Dur::Uniform { lo, hi } => Dur::Uniform { lo: s(lo), hi: s(hi) },
+            Dur::Exp { mean } => Dur::Exp { mean: s(mean) },
+            Dur::Normal { mean, sd } => Dur::Normal { mean: s(mean), sd: s(sd) },
+        }
+    }
+}
+
 /// Channel semantics. All of these wake with WF_SYNC (fs/pipe.c and sock_def_readable use
 /// `wake_up_interruptible_sync_poll`); loopback TCP/UDP wake the receiver from NET_RX softirq on
 /// the sender's CPU.
@@ -209,6 +222,21 @@ pub struct Workload {
     pub duration: Option<Time>,
 }
 
+impl Workload {
+    /// Stretches every user-space compute op (`Op::Compute`) by `f`: `f` > 1 models a slower
+    /// core than the one the durations were written (or recorded) for, `f` < 1 a faster one.
+    /// Kernel work is not touched: it comes from the cost profile. `wakesim run --cpu-scale`.
+    pub fn scale_compute(&mut self, f: f64) {
+        for t in &mut self.tasks {
+            for op in &mut t.program {
+                if let Op::Compute(d) = op {
+                    *d = d.scaled(f);
+                }
+            }
+        }
+    }
+}
+
 /// One recorded mark.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MarkRecord {
@@ -227,4 +255,39 @@ pub struct Outcome {
     pub marks: Vec<MarkRecord>,
     /// Exit time of each task (None if it had not exited).
     pub task_exit: Vec<Option<Time>>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scale_compute_stretches_every_compute_op_and_nothing_else() {
+        let prog = vec![
+            Op::Compute(Dur::Fixed(1000)),
+            Op::Sleep(Dur::Fixed(1000)),
+            Op::Compute(Dur::Uniform { lo: 10, hi: 20 }),
+            Op::Compute(Dur::Exp { mean: 300 }),
+            Op::Compute(Dur::Normal { mean: 50, sd: 5 }),
+        ];
+        let mut w = Workload {
+            name: "w".into(),
+            tasks: vec![TaskSpec::new("t", prog)],
+            channels: Vec::new(),
+            futexes: 0,
+            reporter: Box::new(crate::taskfile::TaskFileReporter::default()),
+            duration: None,
+        };
+        w.scale_compute(2.5);
+        assert_eq!(
+            w.tasks[0].program,
+            vec![
+                Op::Compute(Dur::Fixed(2500)),
+                Op::Sleep(Dur::Fixed(1000)),
+                Op::Compute(Dur::Uniform { lo: 25, hi: 50 }),
+                Op::Compute(Dur::Exp { mean: 750 }),
+                Op::Compute(Dur::Normal { mean: 125, sd: 13 }),
+            ]
+        );
+    }
 }

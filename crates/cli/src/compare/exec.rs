@@ -7,7 +7,7 @@
 
 use super::plan::{Experiment, RunSpec};
 use super::store::{RunFile, Store};
-use crate::run::{duration_cap, workload_from_command};
+use crate::run::{duration_cap, workload_copies};
 use crate::UserError;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
@@ -33,7 +33,7 @@ pub struct Setup<'a> {
 
 /// One run: simulate, save its file (with an output directory), return its record.
 pub fn run_one(s: &Setup, r: &RunSpec) -> Result<RunRecord, UserError> {
-    let wl = workload_from_command(&r.command, &s.machine)?;
+    let wl = workload_copies(&r.command, &s.machine, s.exp.copies)?;
     let cap = duration_cap(s.exp.duration, &wl)?;
     let cfg = Config { machine: s.machine.clone(), costs: s.costs.clone(), features: s.features[r.variant], seed: r.seed, duration_cap: cap, noise: s.noise.clone(), governor: crate::run::resolve_governor(&s.machine, s.exp.governor.as_deref())? };
     let res = Sim::new(cfg, &wl).map_err(UserError)?.run();
@@ -65,7 +65,7 @@ const TRACE_OPTS: TraceOpts = TraceOpts { window: Some((0, 20 * MSEC)), limit: 2
 /// Writes the schedule of `r` (the plan's first run: baseline, first sweep point, run 0) to
 /// `path` as Chrome trace events, atomically, for the report's per-CPU timeline.
 pub fn record_trace(s: &Setup, r: &RunSpec, path: &Path) -> Result<(), UserError> {
-    let wl = workload_from_command(&r.command, &s.machine)?;
+    let wl = workload_copies(&r.command, &s.machine, s.exp.copies)?;
     let cap = duration_cap(s.exp.duration, &wl)?;
     let cfg = Config { machine: s.machine.clone(), costs: s.costs.clone(), features: s.features[r.variant], seed: r.seed, duration_cap: cap.min(TRACE_OPTS.window.map_or(cap, |w| w.1)), noise: s.noise.clone(), governor: crate::run::resolve_governor(&s.machine, s.exp.governor.as_deref())? };
     let (_, trace) = run_with_trace(cfg, &wl, TRACE_OPTS).map_err(UserError)?;

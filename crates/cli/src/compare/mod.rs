@@ -15,7 +15,7 @@ pub mod results;
 pub mod store;
 
 use crate::args::CompareArgs;
-use crate::run::{parse_features, resolve_costs, resolve_machine, workload_from_command};
+use crate::run::{parse_features, resolve_costs, resolve_machine, workload_copies};
 use crate::UserError;
 use plan::{Experiment, RunSpec};
 use store::Store;
@@ -106,6 +106,9 @@ pub fn prepare(a: &CompareArgs) -> Result<Prepared, UserError> {
     if a.runs == 0 {
         return Err(UserError("--runs must be at least 1".into()));
     }
+    if a.copies == 0 {
+        return Err(UserError("--copies must be at least 1".into()));
+    }
     crate::run::check_duration(a.duration)?;
     let jobs = match a.jobs {
         Some(0) => return Err(UserError("--jobs must be at least 1".into())),
@@ -135,6 +138,7 @@ pub fn prepare(a: &CompareArgs) -> Result<Prepared, UserError> {
         noise_toml,
         governor: a.governor.clone(),
         duration: a.duration,
+        copies: a.copies,
         runs: a.runs,
         base_seed: a.seed,
         command: a.command.clone(),
@@ -146,7 +150,7 @@ pub fn prepare(a: &CompareArgs) -> Result<Prepared, UserError> {
     // Every point's command must build before any run starts.
     for p in exp.points() {
         let cmd = exp.command_at(&p);
-        let wl = workload_from_command(&cmd, &machine).map_err(|e| UserError(format!("command '{}': {}", cmd.join(" "), e.0)))?;
+        let wl = workload_copies(&cmd, &machine, exp.copies).map_err(|e| UserError(format!("command '{}': {}", cmd.join(" "), e.0)))?;
         if exp.workload.is_empty() {
             exp.workload = wl.name.clone();
         }

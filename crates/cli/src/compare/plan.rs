@@ -39,6 +39,10 @@ pub struct Experiment {
     #[serde(default)]
     pub governor: Option<String>,
     pub duration: f64,
+    /// `--copies N`: instances of the benchmark side by side in every run (absent: 1, as in
+    /// directories written before the option).
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub copies: u32,
     pub runs: u32,
     pub base_seed: u64,
     /// The command with `{NAME}` placeholders.
@@ -49,6 +53,14 @@ pub struct Experiment {
     pub sweeps: Vec<(String, Vec<String>)>,
     /// Baseline first.
     pub variants: Vec<Variant>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
 }
 
 /// One run of the plan.
@@ -219,7 +231,11 @@ impl Experiment {
         if !spec.is_empty() {
             a.push(format!("--features={spec}"));
         }
-        a.extend(["--seed".into(), r.seed.to_string(), "--duration".into(), self.duration.to_string(), "--".into()]);
+        a.extend(["--seed".into(), r.seed.to_string(), "--duration".into(), self.duration.to_string()]);
+        if self.copies != 1 {
+            a.extend(["--copies".into(), self.copies.to_string()]);
+        }
+        a.push("--".into());
         a.extend(r.command.iter().cloned());
         a
     }
@@ -248,6 +264,7 @@ mod tests {
             noise_toml: None,
             governor: None,
             duration: 1.0,
+            copies: 1,
             runs: 2,
             base_seed: 7,
             command: cmd.split(' ').map(String::from).collect(),
@@ -272,6 +289,18 @@ mod tests {
         assert_eq!(plan[4].command.join(" "), "hackbench -g 1 -l 20");
         assert_eq!(e.point_dir(&e.points()[3]), "g=2,l=20");
         assert_eq!(e.run_argv(&plan[2]).join(" "), "wakesim run --machine test-2x4 --kernel v6.5 --features=+SHARED_RUNQ --seed 7 --duration 1 -- hackbench -g 1 -l 10");
+    }
+
+    #[test]
+    fn copies_reach_the_run_command_and_default_to_one_in_old_files() {
+        let mut e = exp("context1 1", &[]);
+        e.copies = 4;
+        assert_eq!(e.run_argv(&e.plan()[0]).join(" "), "wakesim run --machine test-2x4 --kernel v6.5 --seed 7 --duration 1 --copies 4 -- context1 1");
+        e.copies = 1;
+        let json = serde_json::to_string(&e).unwrap();
+        assert!(!json.contains("copies"), "one copy is not written, so older directories still match: {json}");
+        let back: Experiment = serde_json::from_str(&json).unwrap();
+        assert_eq!(back.copies, 1);
     }
 
     #[test]

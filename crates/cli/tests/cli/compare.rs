@@ -67,6 +67,24 @@ fn a_run_file_names_the_wakesim_run_that_reproduces_it() {
 }
 
 #[test]
+fn copies_run_side_by_side_and_the_run_file_says_so() {
+    let d = TempDir::new("cmp-copies");
+    let out = d.join("x");
+    let (text, _) = run_ok(&["compare", "--machine", "test-2x4", "--kernel", "v6.5", "--runs", "1", "--copies", "2", "--format", "mmtests", "--duration", "0.02", "--out", s(&out), "--", "context1", "1"]);
+    assert!(text.starts_with("# wakesim compare: context1 (x2) on test-2x4"), "{text}");
+    let f = read_json(&out.join("runs/baseline/all/run-0.json"));
+    let argv: Vec<String> = f["argv"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect();
+    assert_eq!(argv.join(" "), "wakesim run --machine test-2x4 --kernel v6.5 --seed 1 --duration 0.02 --copies 2 -- context1 1");
+    let json = d.join("run.json");
+    let mut args: Vec<&str> = argv[1..].iter().map(String::as_str).collect();
+    args.splice(1..1, ["--json", s(&json)]);
+    run_ok(&args);
+    assert_eq!(read_json(&json)["metric"]["value"], f["record"]["metrics"][0]["value"], "the sum over both copies, as wakesim run --copies 2 gives it");
+    assert_eq!(read_json(&out.join("experiment.json"))["experiment"]["copies"], 2);
+    rejects(&["compare", "--machine", "test-2x4", "--copies", "0", "--", "context1", "1"], &["--copies"]);
+}
+
+#[test]
 fn stdout_has_every_table_style() {
     let (out, _) = run_ok(&compare_args(&["--variant", "sh=+SHARED_RUNQ", "--runs", "3"]));
     for h in ["## mmtests compare", "## normalized", "## latency percentiles", "## schedstat diff", "## where the time went"] {

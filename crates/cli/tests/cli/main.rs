@@ -9,6 +9,7 @@ mod golden_corpus;
 mod governor;
 mod host;
 mod info;
+mod record;
 mod replay;
 mod report_html;
 mod run;
