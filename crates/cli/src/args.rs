@@ -39,6 +39,44 @@ pub enum Cmd {
     /// Replay a real kernel's scheduler trace (tracefs, trace_clock=global) through the model's
     /// EEVDF code: does the model pick and preempt where the kernel did?
     Replay(ReplayArgs),
+    /// Rerun every published result of the mailing-list changes (the specs in reproduce/) over
+    /// seeds and print published vs wakesim, with each row's direction, size and cause.
+    Reproduce(ReproduceArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct ReproduceArgs {
+    /// Reproductions to run: a spec's name (every row of reproduce/NAME.toml) or NAME/ROW
+    /// (default: all).
+    pub names: Vec<String>,
+    /// Reduced sizes (each row's `quick` table: smaller loops, shorter runs, 2 seeds): a smoke
+    /// test, not the published setups.
+    #[arg(long)]
+    pub quick: bool,
+    /// Seeds per row: the baseline and the variant each run seeds 1..N, paired (default 5;
+    /// with --quick each row's quick.seeds, else 2).
+    #[arg(long, value_name = "N")]
+    pub seeds: Option<u32>,
+    /// Runs in parallel (default: the available cores). Results do not depend on it.
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<usize>,
+    /// Keep every experiment's compare directory here (DIR/SPEC/ROW), with results.md and
+    /// reproduce.json; rerunning resumes from it.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Also write the table as a markdown document (docs/results.md is written this way).
+    #[arg(long, value_name = "PATH")]
+    pub write_docs: Option<PathBuf>,
+    /// The directory of reproduction specs (default: ./reproduce, else the source tree's).
+    #[arg(long, value_name = "DIR")]
+    pub specs: Option<PathBuf>,
+    /// List the reproductions and their rows, run nothing.
+    #[arg(long)]
+    pub list: bool,
+    /// Fail (exit 2, after writing everything) if a row is outside its band or in the wrong
+    /// direction and its spec gives no cause: the table's UNEXPLAINED rows.
+    #[arg(long)]
+    pub strict: bool,
 }
 
 #[derive(Args, Debug)]

@@ -19,6 +19,7 @@ mod output;
 mod quiet;
 mod replay;
 mod report;
+mod reproduce;
 mod run;
 mod validate;
 
@@ -85,6 +86,7 @@ pub fn main_with(argv: &[String]) -> Result<(), UserError> {
         args::Cmd::Calibrate(a) => calibrate::calibrate(a),
         args::Cmd::Validate(a) => validate::validate(a),
         args::Cmd::Replay(a) => replay::replay(a),
+        args::Cmd::Reproduce(a) => reproduce::reproduce(a),
     }
 }
 

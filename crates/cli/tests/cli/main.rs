@@ -12,5 +12,6 @@ mod info;
 mod record;
 mod replay;
 mod report_html;
+mod reproduce;
 mod run;
 mod trace;
