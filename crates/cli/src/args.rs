@@ -36,6 +36,10 @@ pub enum Cmd {
     Calibrate(CalibrateArgs),
     /// Run benchmarks natively and in the simulator on `--machine host`; print measured vs predicted.
     Validate(ValidateArgs),
+    /// Record a real run's scheduling behaviour (tracefs, root) or import a tracefs / perf
+    /// script recording, and write it as a task file that `wakesim run --tasks FILE` replays
+    /// on any simulated machine.
+    Record(RecordArgs),
     /// Replay a real kernel's scheduler trace (tracefs, trace_clock=global) through the model's
     /// EEVDF code: does the model pick and preempt where the kernel did?
     Replay(ReplayArgs),
@@ -271,6 +275,37 @@ pub struct ReplayArgs {
     #[arg(long, hide = true)]
     pub no_newidle_purge: bool,
     /// With --record: the command to trace, after `--`.
+    #[arg(last = true)]
+    pub command: Vec<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct RecordArgs {
+    /// Where to write the task file.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: PathBuf,
+    /// Convert a recording made elsewhere instead of running a command: tracefs text
+    /// (`cat /sys/kernel/tracing/trace` with trace_clock=global; optionally gzipped) or the
+    /// `perf script` text of a `perf sched record`. Needs --comm or --pid.
+    #[arg(long, value_name = "TRACE")]
+    pub import: Option<PathBuf>,
+    /// With --import: the workload is these pids and every task they fork.
+    #[arg(long, value_delimiter = ',', value_name = "PID,...")]
+    pub pid: Vec<u32>,
+    /// With --import: the workload is the tasks with these names and every task they fork.
+    #[arg(long, value_delimiter = ',', value_name = "COMM,...")]
+    pub comm: Vec<String>,
+    /// The machine whose cost profile converts the bursts: the recording's (default: host,
+    /// this machine, with the profile `wakesim calibrate` wrote).
+    #[arg(long, default_value = "host")]
+    pub machine: String,
+    /// Cost-profile overrides (TOML) on top of the machine's profile.
+    #[arg(long)]
+    pub costs: Option<PathBuf>,
+    /// Also write a live recording's tracefs text here (for a later --import).
+    #[arg(long, value_name = "FILE")]
+    pub keep_trace: Option<PathBuf>,
+    /// The command to record, after `--`.
     #[arg(last = true)]
     pub command: Vec<String>,
 }

@@ -17,6 +17,7 @@ mod info;
 mod native;
 mod output;
 mod quiet;
+mod record;
 mod replay;
 mod report;
 mod reproduce;
@@ -85,6 +86,7 @@ pub fn main_with(argv: &[String]) -> Result<(), UserError> {
         args::Cmd::Native(a) => native::native(a),
         args::Cmd::Calibrate(a) => calibrate::calibrate(a),
         args::Cmd::Validate(a) => validate::validate(a),
+        args::Cmd::Record(a) => record::record(a),
         args::Cmd::Replay(a) => replay::replay(a),
         args::Cmd::Reproduce(a) => reproduce::reproduce(a),
     }

@@ -5,8 +5,8 @@
 //! `parse` reads the trace, `state` replays it, `report` prints, `record` makes a trace on this
 //! machine (`--record -- CMD`).
 
-mod parse;
-mod record;
+pub(crate) mod parse;
+pub(crate) mod record;
 mod report;
 mod state;
 
@@ -99,7 +99,7 @@ pub fn replay(a: ReplayArgs) -> Result<(), UserError> {
 }
 
 /// A trace file's text; gzip-compressed files are read through.
-fn read_text(path: &Path) -> Result<String, UserError> {
+pub(crate) fn read_text(path: &Path) -> Result<String, UserError> {
     let bytes = std::fs::read(path)
         .map_err(|e| UserError(format!("cannot read {}: {e}", path.display())))?;
     let bytes = if bytes.starts_with(&[0x1f, 0x8b]) {

@@ -156,7 +156,7 @@ fn timestamp_us(ts: &str) -> Option<u64> {
 }
 
 /// The value of `key=` in `fields`, up to the next space (`key` must start a field).
-fn field<'a>(fields: &'a str, key: &str) -> Option<&'a str> {
+pub(crate) fn field<'a>(fields: &'a str, key: &str) -> Option<&'a str> {
     let pat = format!("{key}=");
     let mut from = 0;
     loop {
@@ -169,12 +169,12 @@ fn field<'a>(fields: &'a str, key: &str) -> Option<&'a str> {
     }
 }
 
-fn num<T: std::str::FromStr>(fields: &str, key: &str) -> Option<T> {
+pub(crate) fn num<T: std::str::FromStr>(fields: &str, key: &str) -> Option<T> {
     field(fields, key)?.parse().ok()
 }
 
 /// A comm field: `comm=` up to the last ` <next>=` (comms may contain spaces).
-fn comm_before<'a>(fields: &'a str, key: &str, next: &str) -> Option<&'a str> {
+pub(crate) fn comm_before<'a>(fields: &'a str, key: &str, next: &str) -> Option<&'a str> {
     let start = fields.find(&format!("{key}="))? + key.len() + 1;
     let end = fields.rfind(&format!(" {next}="))?;
     (end >= start).then(|| &fields[start..end])

@@ -2,7 +2,8 @@
 //! needs them: `trace_clock=global` (the default per-CPU `local` clock reorders cross-CPU
 //! events by microseconds), exactly the six events, CMD under `setsid` so that autogroup gives
 //! its tasks their own task group. The previous clock, buffer size and events are restored
-//! whatever happens; a trace that lost events is refused.
+//! whatever happens; a trace that lost events is refused. `wakesim record` records through the
+//! same [`capture`], with more events.
 
 use crate::output::{check_writable, write_atomic};
 use crate::UserError;
@@ -116,12 +117,41 @@ pub fn record(cmd: &[String], out: &Path) -> Result<(), UserError> {
         return Err(UserError("--record needs the command after `--`, e.g. `wakesim replay --record -- hackbench -g 1 -f 4 -l 1000`".into()));
     }
     check_writable(out)?;
+    let c = capture(cmd, &Setup { events: &EVENTS, optional: &[], options: &[] })?;
+    write_atomic(out, &c.text)
+}
+
+/// What a recording enables: `events` must exist; `optional` ones are enabled where this kernel
+/// has them; `options` (e.g. `record-tgid`) are set to 1 where they exist. All restored after.
+pub struct Setup<'a> {
+    pub events: &'a [&'a str],
+    pub optional: &'a [String],
+    pub options: &'a [&'a str],
+}
+
+/// A finished recording: the trace's text, the command's pid, the optional events this kernel
+/// lacks.
+pub struct Captured {
+    pub text: String,
+    pub root_pid: u32,
+    pub missing: Vec<String>,
+}
+
+/// Runs `cmd` (under `setsid`) with tracefs recording `setup`'s events with the global clock;
+/// refuses a run that failed or a trace that lost events. Nothing is left changed in tracefs.
+pub fn capture(cmd: &[String], setup: &Setup) -> Result<Captured, UserError> {
     let dir = tracefs_dir();
-    if !dir.join("trace").is_file() || !dir.join("events").is_dir() {
-        return Err(UserError(format!(
-            "no tracefs at {} (mount it: mount -t tracefs nodev /sys/kernel/tracing, or set WAKESIM_TRACEFS)",
-            dir.display()
-        )));
+    match std::fs::metadata(dir.join("trace")) {
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+            return Err(UserError(format!("cannot read {}: permission denied (recording needs root)", dir.display())));
+        }
+        Ok(m) if m.is_file() && dir.join("events").is_dir() => {}
+        _ => {
+            return Err(UserError(format!(
+                "no tracefs at {} (mount it: mount -t tracefs nodev /sys/kernel/tracing, or set WAKESIM_TRACEFS)",
+                dir.display()
+            )))
+        }
     }
     let mut t = Tracefs {
         dir: dir.clone(),
@@ -152,18 +182,35 @@ pub fn record(cmd: &[String], out: &Path) -> Result<(), UserError> {
             "0".into()
         },
     )?;
-    for e in EVENTS {
+    for o in setup.options {
+        let f = format!("options/{o}");
+        if let Ok(old) = t.read(&f) {
+            t.set(&f, "1", old.trim().to_string())?;
+        }
+    }
+    let mut missing = Vec::new();
+    let optional = setup.optional.iter().map(String::as_str);
+    for (e, required) in setup.events.iter().copied().map(|e| (e, true)).chain(optional.map(|e| (e, false))) {
         let f = format!("events/{e}/enable");
-        let old = t.read(&f)?.trim().to_string();
+        let old = match t.read(&f) {
+            Ok(o) => o.trim().to_string(),
+            Err(_) if !required => {
+                missing.push(e.to_string());
+                continue;
+            }
+            Err(err) => return Err(err),
+        };
         t.set(&f, "1", if old == "1" { "1".into() } else { "0".into() })?;
     }
     t.write("trace", "")?;
     t.write("tracing_on", "1")?;
-    let status = std::process::Command::new("setsid")
+    let mut child = std::process::Command::new("setsid")
         .arg("--wait")
         .args(cmd)
-        .status()
+        .spawn()
         .map_err(|e| UserError(format!("cannot run `setsid {}`: {e}", cmd.join(" "))))?;
+    let root_pid = child.id();
+    let status = child.wait().map_err(|e| UserError(format!("cannot wait for `{}`: {e}", cmd.join(" "))))?;
     t.write("tracing_on", "0")?;
     if !status.success() {
         return Err(UserError(format!(
@@ -180,7 +227,7 @@ pub fn record(cmd: &[String], out: &Path) -> Result<(), UserError> {
     }
     let text = t.read("trace")?;
     drop(t);
-    write_atomic(out, &text)
+    Ok(Captured { text, root_pid, missing })
 }
 
 #[cfg(test)]
