@@ -2,8 +2,12 @@
 //! time, with the dependency structure kept.
 //!
 //! * A task's **CPU time** is the sum of its running stretches (switch in → switch out).
-//! * A **block** is a switch out with a sleeping state (S, D, …). The first `sched_waking` of
-//!   the task after it decides what the block becomes:
+//! * **Channels** (`chans`): the pipes and sockets the wakeups reveal. Every read and write on
+//!   them becomes `recv`/`send` of the bytes it moved, at its point; a read that blocked is the
+//!   `recv` at the block, as is a poll/epoll/select block whose next read took the data. The
+//!   replay then blocks and wakes on them by itself.
+//! * Any other **block** is a switch out with a sleeping state (S, D, …). The first
+//!   `sched_waking` of the task after it decides what it becomes:
 //!   - woken by another recorded task (in process context, or in the soft interrupt a loopback
 //!     send runs on the sender's CPU): a **dependency**, the same object in both programs. A
 //!     read, recv, poll/epoll/select, accept/connect or wait4 (the kernel wakes these with
@@ -23,6 +27,7 @@
 //! no dependency: neither side gets an op. A block that ends without a recorded wakeup (a
 //! signal interrupted it before it switched out) is dropped.
 
+use super::chans::{self, Plan};
 use super::events::{Class, Ctx, Ev, Kind, Recording, State};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use wakesim_workloads::ChanKind;
@@ -41,8 +46,10 @@ pub enum Act {
     Post { futex: usize },
     /// Wait on futex `futex`; `spawn`: the start of a forked task (no block was recorded).
     Wait { futex: usize, spawn: bool },
-    Send { chan: usize, bytes: u64 },
-    Recv { chan: usize, bytes: u64 },
+    /// A write; `blocks`: it blocked (a full buffer); `wakes`: it woke a reader.
+    Send { chan: usize, bytes: u64, blocks: bool, wakes: bool },
+    /// A read; `blocks`: it blocked (or is a poll/epoll block and the read after it).
+    Recv { chan: usize, bytes: u64, blocks: bool },
     /// Blocked this long, woken from outside the recorded tasks.
     Sleep { ns: u64 },
 }
@@ -69,6 +76,15 @@ pub struct TaskOut {
     pub end_cpu: u64,
 }
 
+/// A channel of the task file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChanOut {
+    pub name: String,
+    pub kind: ChanKind,
+    /// Bytes it holds, where the default for its kind is not enough.
+    pub capacity: Option<u64>,
+}
+
 /// What the recording says happened, for the comparison with a replay.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Figures {
@@ -86,6 +102,9 @@ pub struct Figures {
     pub forks: u64,
     /// Blocks by what they became: channel, futex, sleep (timer), sleep (I/O), …
     pub blocks: BTreeMap<&'static str, u64>,
+    /// Pipes and sockets reconstructed, and their reads and writes.
+    pub channels: usize,
+    pub channel_ops: u64,
     /// Blocks that ended without a recorded wakeup (dropped).
     pub unwoken: u64,
     /// Tasks still blocked when the recording ended.
@@ -98,8 +117,7 @@ pub struct Figures {
 #[derive(Debug)]
 pub struct Converted {
     pub tasks: Vec<TaskOut>,
-    /// Channel names and kinds.
-    pub chans: Vec<(String, ChanKind)>,
+    pub chans: Vec<ChanOut>,
     pub futexes: Vec<String>,
     pub figures: Figures,
     /// Whether the recording had syscall events (else every dependency is a futex).
@@ -111,6 +129,10 @@ struct Sys {
     class: Class,
     name: &'static str,
     args: [u64; 4],
+    /// This syscall is a read of a channel: (channel, bytes, CPU time at its entry).
+    read: Option<(usize, u64, u64)>,
+    /// It is a write of a channel: the index of its `Send` step.
+    send_step: Option<usize>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -119,6 +141,8 @@ struct Blocked {
     cpu: u64,
     sys: Option<Sys>,
     state: char,
+    /// A channel op stands for this block: its wakeup needs no op.
+    on_channel: bool,
 }
 
 #[derive(Debug, Default)]
@@ -189,23 +213,30 @@ fn outside_cause(b: &Blocked, ctx: Ctx) -> &'static str {
     match b.sys.map(|s| s.class) {
         Some(Class::Sleep) => "sleep (timer)",
         Some(Class::Futex | Class::FutexWait | Class::Poll | Class::Signal) if ctx == Ctx::HardIrq => "sleep (timeout)",
-        Some(Class::Read | Class::Recv | Class::Sync | Class::Aio | Class::Accept | Class::Connect) | None if b.state == 'D' => "sleep (I/O)",
         _ if b.state == 'D' => "sleep (I/O)",
         _ => "sleep (woken from outside)",
     }
 }
 
+/// The default capacity of a channel kind (crates/workloads/src/defaults.rs).
+fn default_capacity(k: ChanKind) -> u64 {
+    wakesim_workloads::defaults::default_capacity(k)
+}
+
 struct Conv<'a> {
     rec: &'a Recording,
+    plan: &'a Plan,
     tasks: HashMap<u32, Task>,
     order: Vec<u32>,
-    chans: Vec<(String, ChanKind)>,
+    chans: Vec<ChanOut>,
     chan_ix: HashMap<(u32, u32), usize>,
     futexes: Vec<String>,
     futex_ix: HashMap<(u32, u32, bool), usize>,
     fig: Figures,
     t_start: Option<u64>,
     wakings: bool,
+    /// Reads taken by the poll block before them.
+    skip: HashSet<usize>,
     /// Per CPU: a task outside the workload running since.
     other_since: HashMap<u32, u64>,
     /// Stretches other tasks ran.
@@ -223,11 +254,12 @@ impl<'a> Conv<'a> {
         t
     }
 
+    /// The channel of the pair (`w` wakes `t`).
     fn chan(&mut self, w: u32, t: u32, kind: ChanKind) -> usize {
         let n = self.chans.len();
         let i = *self.chan_ix.entry((w, t)).or_insert(n);
         if i == n {
-            self.chans.push((format!("c.{w}.{t}"), kind));
+            self.chans.push(ChanOut { name: format!("c.{w}.{t}"), kind, capacity: None });
         }
         i
     }
@@ -242,11 +274,13 @@ impl<'a> Conv<'a> {
         i
     }
 
-    fn push(&mut self, pid: u32, step: Step) {
-        self.tasks.get_mut(&pid).expect("task").steps.push(step);
+    fn push(&mut self, pid: u32, step: Step) -> usize {
+        let steps = &mut self.tasks.get_mut(&pid).expect("task").steps;
+        steps.push(step);
+        steps.len() - 1
     }
 
-    fn event(&mut self, e: &Ev, set: &HashSet<u32>) {
+    fn event(&mut self, i: usize, e: &Ev, set: &HashSet<u32>) {
         let sel = |p: u32| set.contains(&p);
         match e.kind {
             Kind::Switch { prev, prev_state, next, next_prio, .. } => {
@@ -257,20 +291,7 @@ impl<'a> Conv<'a> {
                     self.other_since.insert(e.cpu, e.ts);
                 }
                 if sel(prev) {
-                    let t = self.task(prev, e.ts);
-                    if let Some(s) = t.since.take() {
-                        t.cpu += e.ts.saturating_sub(s);
-                    }
-                    if t.exited.is_none() {
-                        match prev_state {
-                            State::Blocked(c) => {
-                                t.blocked = Some(Blocked { ts: e.ts, cpu: t.cpu, sys: t.sys, state: c });
-                                self.fig.voluntary += 1;
-                            }
-                            State::Dead => t.exited = Some((e.ts, t.cpu)),
-                            State::Running => {}
-                        }
-                    }
+                    self.switch_out(prev, prev_state, e.ts);
                 }
                 if sel(next) {
                     let t = self.task(next, e.ts);
@@ -308,14 +329,79 @@ impl<'a> Conv<'a> {
             }
             Kind::Migrate { pid } if sel(pid) => self.fig.migrations += 1,
             Kind::SysEnter { call, args } if sel(e.pid) && e.ctx != Ctx::HardIrq => {
+                let (write, read) = (self.plan.writes.get(&i).copied(), self.plan.reads.get(&i).copied());
                 let t = self.task(e.pid, e.ts);
-                t.sys = Some(Sys { class: call.class(), name: call.name(), args });
+                t.since.get_or_insert(e.ts);
+                let cpu = t.cpu_at(e.ts);
+                let mut s = Sys { class: call.class(), name: call.name(), args, read: None, send_step: None };
+                if let Some((o, bytes)) = write {
+                    self.fig.channel_ops += 1;
+                    s.send_step = Some(self.push(e.pid, Step { cpu, act: Act::Send { chan: o, bytes, blocks: false, wakes: false }, note: "" }));
+                }
+                if let Some((o, bytes)) = read.filter(|_| !self.skip.contains(&i)) {
+                    s.read = Some((o, bytes, cpu));
+                }
+                self.tasks.get_mut(&e.pid).expect("task").sys = Some(s);
             }
             Kind::SysExit { .. } if sel(e.pid) && e.ctx != Ctx::HardIrq => {
-                self.task(e.pid, e.ts).sys = None;
+                let t = self.task(e.pid, e.ts);
+                if let Some((o, bytes, cpu)) = t.sys.take().and_then(|s| s.read) {
+                    // A read that found its data: at its entry.
+                    self.fig.channel_ops += 1;
+                    self.push(e.pid, Step { cpu, act: Act::Recv { chan: o, bytes, blocks: false }, note: "" });
+                }
             }
             _ => {}
         }
+    }
+
+    fn switch_out(&mut self, pid: u32, state: State, ts: u64) {
+        let plan = self.plan;
+        self.task(pid, ts);
+        let t = self.tasks.get_mut(&pid).expect("task");
+        if let Some(s) = t.since.take() {
+            t.cpu += ts.saturating_sub(s);
+        }
+        if t.exited.is_some() {
+            return;
+        }
+        let c = match state {
+            State::Blocked(c) => c,
+            State::Dead => {
+                t.exited = Some((ts, t.cpu));
+                return;
+            }
+            State::Running => return,
+        };
+        self.fig.voluntary += 1;
+        let cpu = t.cpu;
+        let mut b = Blocked { ts, cpu, sys: t.sys, state: c, on_channel: false };
+        let mut step = None;
+        if let Some(s) = t.sys.as_mut() {
+            if let Some((o, bytes, _)) = s.read.take() {
+                // The read blocks: its recv is here.
+                step = Some((Act::Recv { chan: o, bytes, blocks: true }, s.name));
+            } else if let Some(k) = s.send_step {
+                // The write blocks on a full buffer: its send already stands for it.
+                if let Some(Step { act: Act::Send { blocks, .. }, .. }) = t.steps.get_mut(k) {
+                    *blocks = true;
+                }
+                b.on_channel = true;
+            } else if s.class == Class::Poll {
+                if let Some(&r) = plan.poll_reads.get(&(pid, ts)) {
+                    // Waiting for the data its next read takes.
+                    let (o, bytes) = plan.reads[&r];
+                    step = Some((Act::Recv { chan: o, bytes, blocks: true }, s.name));
+                    self.skip.insert(r);
+                }
+            }
+        }
+        if let Some((act, note)) = step {
+            b.on_channel = true;
+            self.fig.channel_ops += 1;
+            self.push(pid, Step { cpu, act, note });
+        }
+        self.tasks.get_mut(&pid).expect("task").blocked = Some(b);
     }
 
     fn waking(&mut self, e: &Ev, wakee: u32, set: &HashSet<u32>) {
@@ -323,15 +409,25 @@ impl<'a> Conv<'a> {
             return;
         }
         self.fig.wakeups += 1;
+        let h = e.pid;
+        // A channel write that wakes anyone pays for the wakeup.
+        if let Some(k) = self.tasks.get(&h).and_then(|w| w.sys).and_then(|s| s.send_step).filter(|_| set.contains(&h) && e.ctx != Ctx::HardIrq) {
+            if let Some(Step { act: Act::Send { wakes, .. }, .. }) = self.tasks.get_mut(&h).and_then(|w| w.steps.get_mut(k)) {
+                *wakes = true;
+            }
+        }
         let start = self.t_start.unwrap_or(e.ts);
         let fresh = !self.tasks.contains_key(&wakee);
         let t = self.task(wakee, e.ts);
         if fresh {
             // First seen being woken: it was blocked since the start.
-            t.blocked = Some(Blocked { ts: start, cpu: 0, sys: None, state: 'S' });
+            t.blocked = Some(Blocked { ts: start, cpu: 0, sys: None, state: 'S', on_channel: false });
         }
         let Some(b) = t.blocked.take() else { return };
-        let h = e.pid;
+        if b.on_channel {
+            *self.fig.blocks.entry("channel").or_default() += 1;
+            return;
+        }
         let waker_sys = self.tasks.get(&h).and_then(|w| w.sys);
         let in_send = waker_sys.is_some_and(|s| matches!(s.class, Class::Write | Class::Send));
         let waker = (set.contains(&h) && h != wakee && h != 0)
@@ -366,8 +462,8 @@ impl<'a> Conv<'a> {
             let bytes = if tclass == Some(Class::Wait) { 1 } else { bytes_of(waker_sys) };
             let c = self.chan(h, wakee, kind);
             *self.fig.blocks.entry("channel").or_default() += 1;
-            self.push(h, Step { cpu: wcpu, act: Act::Send { chan: c, bytes }, note: "" });
-            self.push(wakee, Step { cpu: b.cpu, act: Act::Recv { chan: c, bytes }, note });
+            self.push(h, Step { cpu: wcpu, act: Act::Send { chan: c, bytes, blocks: false, wakes: true }, note: "" });
+            self.push(wakee, Step { cpu: b.cpu, act: Act::Recv { chan: c, bytes, blocks: true }, note });
         } else {
             let f = self.futex(h, wakee, false);
             *self.fig.blocks.entry("futex").or_default() += 1;
@@ -381,22 +477,35 @@ impl<'a> Conv<'a> {
 pub fn convert(rec: &Recording, sel: HashSet<u32>) -> Converted {
     let wakings = rec.events.iter().any(|e| matches!(e.kind, Kind::Waking { .. }));
     let syscalls = rec.events.iter().any(|e| matches!(e.kind, Kind::SysEnter { .. }));
+    let plan = chans::plan(rec, &sel);
+    let chans = plan
+        .objs
+        .iter()
+        .map(|o| {
+            let def = default_capacity(o.kind);
+            // Room for what stays unread at the end; loopback TCP autotunes beyond its default.
+            let need = if o.kind == ChanKind::TcpLoopback { (4 * o.max_buffered).max(o.left + 65536) } else { o.left + 65536 };
+            ChanOut { name: o.name.clone(), kind: o.kind, capacity: (need > def && (o.left > def / 2 || o.kind == ChanKind::TcpLoopback)).then_some(need) }
+        })
+        .collect();
     let mut c = Conv {
         rec,
+        plan: &plan,
         tasks: HashMap::new(),
         order: Vec::new(),
-        chans: Vec::new(),
+        chans,
         chan_ix: HashMap::new(),
         futexes: Vec::new(),
         futex_ix: HashMap::new(),
-        fig: Figures::default(),
+        fig: Figures { channels: plan.objs.len(), ..Figures::default() },
         t_start: None,
         wakings,
+        skip: HashSet::new(),
         other_since: HashMap::new(),
         other: Vec::new(),
     };
-    for e in &rec.events {
-        c.event(e, &sel);
+    for (i, e) in rec.events.iter().enumerate() {
+        c.event(i, e, &sel);
     }
     let last = rec.events.last().map_or(0, |e| e.ts);
     let start = c.t_start.unwrap_or(0);
@@ -408,6 +517,12 @@ pub fn convert(rec: &Recording, sel: HashSet<u32>) -> Converted {
             (Some(x), _) => x,
             (None, Some(b)) => {
                 c.fig.blocked_at_end += 1;
+                // A channel op that stood for the last block waits for what never came.
+                if b.on_channel {
+                    if let Some(k) = t.steps.iter().rposition(|s| matches!(s.act, Act::Recv { blocks: true, .. }) && s.cpu == b.cpu) {
+                        t.steps.remove(k);
+                    }
+                }
                 (b.ts, b.cpu)
             }
             (None, None) => (last, t.cpu_at(last)),
@@ -427,8 +542,8 @@ pub fn convert(rec: &Recording, sel: HashSet<u32>) -> Converted {
         });
     }
     c.fig.run_ns = end - start;
-    c.fig.other_ns = c.other.iter().map(|&(a, b)| b.min(end).saturating_sub(a.max(start))).sum();
     c.fig.tasks = tasks.len();
+    c.fig.other_ns = c.other.iter().map(|&(a, b)| b.min(end).saturating_sub(a.max(start))).sum();
     Converted { tasks, chans: c.chans, futexes: c.futexes, figures: c.fig, syscalls }
 }
 
@@ -449,10 +564,10 @@ pub(crate) mod tests {
         )
     }
 
-    /// app-100 forks app-101; 101 blocks in read until 100 writes 64 bytes, then in a futex
-    /// wait until 100's FUTEX_WAKE, then sleeps 1 ms (woken from a hard interrupt) and exits,
-    /// waking 100 out of wait4. An unrelated task runs 4 µs on CPU 1; a kworker wakes nobody
-    /// of ours.
+    /// app-100 forks app-101; 101 blocks in read until 100 writes 64 bytes (then 100 writes 32
+    /// more, which 101 reads later without blocking), then in a futex wait until 100's
+    /// FUTEX_WAKE, then sleeps 1 ms (woken from a hard interrupt) and exits, waking 100 out of
+    /// wait4. An unrelated task runs 4 µs on CPU 1; a kworker wakes nobody of ours.
     pub(crate) fn synthetic_trace() -> String {
         let (idle0, idle1, app, kid) = (("swapper/0", 0), ("swapper/1", 0), ("app", 100), ("app", 101));
         let mut s = String::from("# tracer: nop\n#\n# entries-in-buffer/entries-written: 30/30   #P:2\n");
@@ -470,6 +585,8 @@ pub(crate) mod tests {
         s += &l("app-100", 0, ".....", 42, "sys_write -> 0x40");
         s += &l("<idle>-0", 1, "d..2.", 45, &sw(idle1, "R", kid));
         s += &l("app-101", 1, ".....", 46, "sys_read -> 0x40");
+        s += &l("app-100", 0, ".....", 52, "sys_write(fd: 4, buf: 0x7ffd, count: 0x20)");
+        s += &l("app-100", 0, ".....", 53, "sys_write -> 0x20");
         s += &l("app-101", 1, ".....", 49, "sys_futex(uaddr: 0x5560, op: 0x80, val: 0, utime: 0, uaddr2: 0, val3: 0)");
         s += &l("app-101", 1, "d..2.", 50, &sw(kid, "S", idle1));
         s += &l("app-100", 0, ".....", 60, "sys_futex(uaddr: 0x5560, op: 0x81, val: 1, utime: 0, uaddr2: 0, val3: 0)");
@@ -478,6 +595,8 @@ pub(crate) mod tests {
         s += &l("app-100", 0, ".....", 63, "sys_futex -> 0x1");
         s += &l("app-100", 0, ".....", 64, "sys_wait4(upid: 0xffffffffffffffff, stat_addr: 0x7ffd, options: 0, ru: 0)");
         s += &l("app-100", 0, "d..2.", 66, &sw(app, "S", idle0));
+        s += &l("app-101", 1, ".....", 67, "sys_read(fd: 3, buf: 0x7ffd, count: 0x1000)");
+        s += &l("app-101", 1, ".....", 68, "sys_read -> 0x20");
         s += &l("app-101", 1, ".....", 70, "sys_clock_nanosleep(which_clock: 0, flags: 0, rqtp: 0x7ffd, rmtp: 0)");
         s += &l("app-101", 1, "d..2.", 71, &sw(kid, "S", idle1));
         s += &l("<idle>-0", 1, "d.h3.", 1071, "sched_waking: comm=app pid=101 prio=120 target_cpu=001");
@@ -496,12 +615,13 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn a_synthetic_trace_keeps_its_chain_its_sleep_its_fork_and_its_exit_wakeup() {
+    fn a_synthetic_trace_keeps_its_pipe_its_chain_its_sleep_its_fork_and_its_exit_wakeup() {
         let rec = parse(&synthetic_trace(), "t").unwrap();
         let c = convert(&rec, select(&rec, &Roots::Pids(vec![100])));
-        let names: Vec<&str> = c.chans.iter().map(|(n, _)| n.as_str()).collect();
-        assert_eq!(names, ["c.100.101", "c.101.100"]);
-        assert_eq!(c.chans[0].1, ChanKind::Pipe);
+        let names: Vec<&str> = c.chans.iter().map(|c| c.name.as_str()).collect();
+        // The pipe 100 writes on fd 4 and 101 reads on fd 3, found by the wakeup; wait4's pair.
+        assert_eq!(names, ["ch.101.3", "c.101.100"]);
+        assert_eq!((c.chans[0].kind, c.chans[0].capacity), (ChanKind::Pipe, None));
         assert_eq!(c.futexes, ["spawn.101", "f.100.101"]);
         let (p, k) = (&c.tasks[0], &c.tasks[1]);
         assert_eq!((p.pid, k.pid, p.comm.as_str()), (100, 101, "app"));
@@ -509,9 +629,11 @@ pub(crate) mod tests {
             steps(p),
             [
                 (10_000, Act::Post { futex: 0 }, ""),
-                (41_000, Act::Send { chan: 0, bytes: 64 }, ""),
+                // Every write of the pipe, at its entry; the first woke the reader.
+                (40_000, Act::Send { chan: 0, bytes: 64, blocks: false, wakes: true }, ""),
+                (52_000, Act::Send { chan: 0, bytes: 32, blocks: false, wakes: false }, ""),
                 (61_000, Act::Post { futex: 1 }, ""),
-                (66_000, Act::Recv { chan: 1, bytes: 1 }, "wait4"),
+                (66_000, Act::Recv { chan: 1, bytes: 1, blocks: true }, "wait4"),
             ]
         );
         assert_eq!(p.end_cpu, 76_000, "66 µs, then 10 µs until its exit");
@@ -519,18 +641,77 @@ pub(crate) mod tests {
             steps(k),
             [
                 (0, Act::Wait { futex: 0, spawn: true }, "fork"),
-                (5_000, Act::Recv { chan: 0, bytes: 64 }, "read"),
+                // The read that blocked is the recv at the block; the later one found its data.
+                (5_000, Act::Recv { chan: 0, bytes: 64, blocks: true }, "read"),
                 (10_000, Act::Wait { futex: 1, spawn: false }, "futex"),
+                (15_000, Act::Recv { chan: 0, bytes: 32, blocks: false }, ""),
                 (19_000, Act::Sleep { ns: 1_000_000 }, "clock_nanosleep"),
                 // The exit's wakeup of the parent comes after the exit event: before the end.
-                (28_000, Act::Send { chan: 1, bytes: 1 }, ""),
+                (28_000, Act::Send { chan: 1, bytes: 1, blocks: false, wakes: true }, ""),
             ]
         );
         let f = &c.figures;
         assert_eq!((f.run_ns, f.wakeups, f.voluntary, f.cpu_ns, f.tasks, f.forks, f.other_ns), (1_095_000, 4, 4, 104_000, 2, 1, 4_000));
+        assert_eq!((f.channels, f.channel_ops), (1, 4));
         let blocks: Vec<(&str, u64)> = f.blocks.iter().map(|(k, v)| (*k, *v)).collect();
         assert_eq!(blocks, [("channel", 2), ("futex", 1), ("sleep (timer)", 1)]);
         assert!(c.syscalls);
+    }
+
+    #[test]
+    fn without_syscall_exits_the_pipe_is_a_pair_of_the_blocked_read() {
+        let text: String = synthetic_trace().lines().filter(|l| !l.contains(" -> ")).map(|l| format!("{l}\n")).collect();
+        let rec = parse(&text, "t").unwrap();
+        let c = convert(&rec, select(&rec, &Roots::Pids(vec![100])));
+        let names: Vec<&str> = c.chans.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["c.100.101", "c.101.100"]);
+        assert_eq!(steps(&c.tasks[1])[1], (5_000, Act::Recv { chan: 0, bytes: 64, blocks: true }, "read"));
+        assert_eq!(steps(&c.tasks[0])[1], (41_000, Act::Send { chan: 0, bytes: 64, blocks: false, wakes: true }, ""));
+        assert_eq!(c.figures.channels, 0);
+    }
+
+    #[test]
+    fn siblings_share_their_parents_descriptors_until_it_closes_them() {
+        // p-10 forks readers r-11 and the writers w-12 and w-13, closes fd 5, forks w-14. w-12's
+        // write on fd 5 wakes r-11 reading fd 3; w-13 writes fd 5 without waking anyone (the same
+        // pipe, inherited); w-14's fd 5 is another file (written after the close). r-11 reads
+        // all of w-12's and w-13's bytes.
+        let mut s = String::new();
+        let fork = |c: u32| format!("sched_process_fork: comm=p pid=10 child_comm=x child_pid={c}");
+        s += &l("p-10", 0, ".....", 1, &fork(11));
+        s += &l("p-10", 0, ".....", 2, &fork(12));
+        s += &l("p-10", 0, ".....", 3, &fork(13));
+        s += &l("p-10", 0, ".....", 4, "sys_close(fd: 5)");
+        s += &l("p-10", 0, ".....", 5, &fork(14));
+        s += &l("<idle>-0", 1, "d..2.", 6, &sw(("swapper/1", 0), "R", ("r", 11)));
+        s += &l("r-11", 1, ".....", 7, "sys_read(fd: 3, buf: 0x1, count: 0x100)");
+        s += &l("r-11", 1, "d..2.", 8, &sw(("r", 11), "S", ("w", 12)));
+        s += &l("w-12", 1, ".....", 9, "sys_write(fd: 5, buf: 0x1, count: 0x10)");
+        s += &l("w-12", 1, "d..3.", 10, "sched_waking: comm=r pid=11 prio=120 target_cpu=001");
+        s += &l("w-12", 1, ".....", 11, "sys_write -> 0x10");
+        s += &l("w-12", 1, "d..2.", 12, &sw(("w", 12), "X", ("w", 13)));
+        s += &l("w-13", 1, ".....", 13, "sys_write(fd: 5, buf: 0x1, count: 0x20)");
+        s += &l("w-13", 1, ".....", 14, "sys_write -> 0x20");
+        s += &l("w-13", 1, "d..2.", 15, &sw(("w", 13), "X", ("w", 14)));
+        s += &l("w-14", 1, ".....", 16, "sys_write(fd: 5, buf: 0x1, count: 0x40)");
+        s += &l("w-14", 1, ".....", 17, "sys_write -> 0x40");
+        s += &l("w-14", 1, "d..2.", 18, &sw(("w", 14), "X", ("r", 11)));
+        s += &l("r-11", 1, ".....", 19, "sys_read -> 0x10");
+        s += &l("r-11", 1, ".....", 20, "sys_read(fd: 3, buf: 0x1, count: 0x100)");
+        s += &l("r-11", 1, ".....", 21, "sys_read -> 0x20");
+        let rec = parse(&s, "t").unwrap();
+        let sel = select(&rec, &Roots::Pids(vec![10]));
+        let plan = chans::plan(&rec, &sel);
+        assert_eq!(plan.objs.len(), 1);
+        assert_eq!((plan.objs[0].name.as_str(), plan.objs[0].left), ("ch.11.3", 0));
+        let mut w: Vec<u64> = plan.writes.values().map(|&(_, b)| b).collect();
+        w.sort_unstable();
+        assert_eq!(w, [0x10, 0x20], "w-14's write after the close is not the pipe's");
+        assert_eq!(plan.reads.len(), 2);
+        // Had r-11 read more than the mapped writes gave it, the pipe would be left to the pairs.
+        let more = s.replace("sys_read -> 0x20", "sys_read -> 0x21");
+        let rec = parse(&more, "t").unwrap();
+        assert!(chans::plan(&rec, &sel).objs.is_empty());
     }
 
     #[test]

@@ -10,7 +10,7 @@
 //! dropped and the excess carried into the next one, so a task's total stays its measured CPU
 //! time wherever the profile allows.
 
-use super::convert::{Act, Converted, Step};
+use super::convert::{Act, ChanOut, Converted, Step};
 use std::fmt::Write;
 use wakesim_costs::CostProfile;
 use wakesim_workloads::ChanKind;
@@ -54,24 +54,29 @@ impl Charges {
     }
 
     /// The op's work before its point (charged to the burst before it).
-    pub fn pre(&self, a: &Act, chans: &[(String, ChanKind)]) -> u64 {
+    pub fn pre(&self, a: &Act, chans: &[ChanOut]) -> u64 {
         match *a {
             Act::Post { .. } => self.syscall + self.futex_wake,
             Act::Wait { spawn: true, .. } => 0,
             Act::Wait { .. } => self.syscall + self.futex_wait + self.block,
-            Act::Send { chan, bytes } => self.syscall + self.c.copy(bytes) + self.chan_costs(chans[chan].1).0,
-            Act::Recv { chan, .. } => self.syscall + self.chan_costs(chans[chan].1).2 + self.block,
+            Act::Send { chan, bytes, blocks: false, .. } => self.syscall + self.c.copy(bytes) + self.chan_costs(chans[chan].kind).0,
+            Act::Send { chan, blocks: true, .. } => self.syscall + self.chan_costs(chans[chan].kind).2 + self.block,
+            Act::Recv { chan, bytes, blocks: false } => self.syscall + self.c.copy(bytes) + self.chan_costs(chans[chan].kind).1,
+            Act::Recv { chan, blocks: true, .. } => self.syscall + self.chan_costs(chans[chan].kind).2 + self.block,
             Act::Sleep { .. } => self.syscall + self.block,
         }
     }
 
     /// The op's work after its point (charged to the burst after it).
-    pub fn post(&self, a: &Act, chans: &[(String, ChanKind)]) -> u64 {
+    pub fn post(&self, a: &Act, chans: &[ChanOut]) -> u64 {
+        let wake = |w: bool| if w { self.wake } else { 0 };
         match *a {
-            Act::Post { .. } | Act::Send { .. } => self.wake,
-            Act::Wait { spawn: true, .. } => 0,
+            Act::Post { .. } => self.wake,
+            Act::Send { blocks: false, wakes, .. } => wake(wakes),
+            Act::Send { chan, bytes, blocks: true, wakes } => self.half_switch + self.c.copy(bytes) + self.chan_costs(chans[chan].kind).0 + wake(wakes),
+            Act::Wait { spawn: true, .. } | Act::Recv { blocks: false, .. } => 0,
             Act::Wait { .. } | Act::Sleep { .. } => self.half_switch,
-            Act::Recv { chan, bytes } => self.half_switch + self.c.copy(bytes) + self.chan_costs(chans[chan].1).1,
+            Act::Recv { chan, bytes, blocks: true } => self.half_switch + self.c.copy(bytes) + self.chan_costs(chans[chan].kind).1,
         }
     }
 
@@ -83,7 +88,7 @@ impl Charges {
 
 /// Each step's compute burst before it (None: nothing left after the charges), and the last
 /// burst before the exit; plus what the charges exceeded the measured time by in the end (ns).
-pub fn bursts(steps: &[Step], end_cpu: u64, ch: &Charges, chans: &[(String, ChanKind)]) -> (Vec<Option<u64>>, Option<u64>, u64) {
+pub fn bursts(steps: &[Step], end_cpu: u64, ch: &Charges, chans: &[ChanOut]) -> (Vec<Option<u64>>, Option<u64>, u64) {
     let (mut prev_cpu, mut prev_post, mut carry) = (0u64, 0u64, 0i64);
     let burst = |cpu: u64, pre: u64, prev_post: u64, prev_cpu: u64, carry: &mut i64| {
         let v = cpu.saturating_sub(prev_cpu) as i64 - prev_post as i64 - pre as i64 + *carry;
@@ -103,6 +108,22 @@ pub fn bursts(steps: &[Step], end_cpu: u64, ch: &Charges, chans: &[(String, Chan
     }
     let last = burst(end_cpu.max(prev_cpu), ch.exit(), prev_post, prev_cpu, &mut carry);
     (out, last, (-carry).max(0) as u64)
+}
+
+/// The largest single send or recv written: a larger read or write becomes several (every
+/// kind's default capacity holds this much).
+pub const MAX_OP_BYTES: u64 = 65536;
+
+/// `send CH BYTES`, as several ops when BYTES is more than [`MAX_OP_BYTES`].
+fn chunks(op: &str, chan: &str, bytes: u64) -> String {
+    let mut v = Vec::new();
+    let mut left = bytes;
+    while left > MAX_OP_BYTES {
+        v.push(format!("{op} {chan} {MAX_OP_BYTES}"));
+        left -= MAX_OP_BYTES;
+    }
+    v.push(format!("{op} {chan} {left}"));
+    v.join("\n")
 }
 
 /// `1.234us`: ns with three decimals of µs.
@@ -172,9 +193,11 @@ pub fn task_file(conv: &Converted, ch: &Charges, origin: &Origin) -> (String, u6
     let blocks: Vec<String> = f.blocks.iter().map(|(k, v)| format!("{k} {v}")).collect();
     let _ = writeln!(
         s,
-        "# blocks: {}; forks {}; blocks without a recorded wakeup {}; blocked at the end {}",
+        "# blocks: {}; forks {}; pipes and sockets {} ({} reads and writes); blocks without a recorded wakeup {}; blocked at the end {}",
         if blocks.is_empty() { "none".into() } else { blocks.join(", ") },
         f.forks,
+        f.channels,
+        f.channel_ops,
         f.unwoken,
         f.blocked_at_end
     );
@@ -190,8 +213,11 @@ pub fn task_file(conv: &Converted, ch: &Charges, origin: &Origin) -> (String, u6
         }
         s.push_str("]\n");
     }
-    for (name, kind) in &conv.chans {
-        let _ = write!(s, "\n[[channel]]\nname = {}\nkind = \"{}\"\n", quote(name), kind_name(*kind));
+    for c in &conv.chans {
+        let _ = write!(s, "\n[[channel]]\nname = {}\nkind = \"{}\"\n", quote(&c.name), kind_name(c.kind));
+        if let Some(cap) = c.capacity {
+            let _ = writeln!(s, "capacity = {cap}");
+        }
     }
     let mut excess = 0;
     for t in &conv.tasks {
@@ -212,8 +238,8 @@ pub fn task_file(conv: &Converted, ch: &Charges, origin: &Origin) -> (String, u6
             let op = match step.act {
                 Act::Post { futex } => format!("wake {}", conv.futexes[futex]),
                 Act::Wait { futex, .. } => format!("wait {}", conv.futexes[futex]),
-                Act::Send { chan, bytes } => format!("send {} {bytes}", conv.chans[chan].0),
-                Act::Recv { chan, bytes } => format!("recv {} {bytes}", conv.chans[chan].0),
+                Act::Send { chan, bytes, .. } => chunks("send", &conv.chans[chan].name, bytes),
+                Act::Recv { chan, bytes, .. } => chunks("recv", &conv.chans[chan].name, bytes),
                 Act::Sleep { ns } => format!("sleep {}", dur(ns)),
             };
             if step.note.is_empty() {
@@ -273,8 +299,9 @@ mod tests {
                 "name = \"app-101\"",
                 "program = \"\"\"",
                 "wait spawn.101  # fork",
-                "recv c.100.101 64  # read",
+                "recv ch.101.3 64  # read",
                 "wait f.100.101  # futex",
+                "recv ch.101.3 32",
                 "sleep 1000.000us  # clock_nanosleep",
                 "send c.101.100 1",
                 "exit",

@@ -101,6 +101,10 @@ const CALLS: &[(&str, Class)] = &[
     ("io_uring_enter", Class::Aio),
     ("io_getevents", Class::Aio),
     ("io_pgetevents", Class::Aio),
+    // Not blocking, but they end a file descriptor (channel reconstruction: `chans`).
+    ("close", Class::Other),
+    ("dup2", Class::Other),
+    ("dup3", Class::Other),
 ];
 
 /// The syscall tracepoints `wakesim record` enables (entry and exit of each, where the kernel
@@ -138,7 +142,8 @@ pub enum Kind {
     Migrate { pid: u32 },
     /// Entry of a system call: its first four arguments.
     SysEnter { call: Call, args: [u64; 4] },
-    SysExit { call: Call },
+    /// Exit of a system call with its return value (bytes read or written, or -errno).
+    SysExit { call: Call, ret: i64 },
     /// Any other event.
     Other,
 }
@@ -234,6 +239,9 @@ struct Header<'a> {
     text: &'a str,
 }
 
+/// The pid of a task perf has no record of (`-1`).
+pub const UNKNOWN_PID: u32 = u32::MAX;
+
 fn digits(s: &str) -> bool {
     !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
 }
@@ -303,13 +311,15 @@ fn task(left: &str) -> Option<(&str, u32, Option<u32>, Format)> {
         None => ("", left),
     };
     if tgid_col.is_none() {
+        // perf prints -1 for a thread it has no record of.
+        let id = |t: &str| if t == "-1" { Some(UNKNOWN_PID) } else { t.parse().ok().filter(|_| digits(t)) };
         if let Some((p, t)) = last.split_once('/') {
-            if digits(p) && digits(t) && !head.is_empty() {
-                return Some((head.trim_start(), t.parse().ok()?, p.parse().ok(), Format::PerfScript));
+            if let (Some(p), Some(t), false) = (id(p), id(t), head.is_empty()) {
+                return Some((head.trim_start(), t, Some(p).filter(|&p| p != UNKNOWN_PID), Format::PerfScript));
             }
         }
-        if digits(last) && !head.is_empty() {
-            return Some((head.trim_start(), last.parse().ok()?, None, Format::PerfScript));
+        if let (Some(t), false) = (id(last), head.is_empty()) {
+            return Some((head.trim_start(), t, None, Format::PerfScript));
         }
     }
     let dash = left.rfind('-')?;
@@ -354,9 +364,9 @@ fn event(text: &str, comms: &mut HashMap<u32, String>) -> Result<Kind, String> {
                 return Ok(Kind::SysEnter { call: Call::named(&rest[..p]), args: args(inner) });
             }
         }
-        if let Some((n, _)) = rest.split_once(" -> ") {
+        if let Some((n, r)) = rest.split_once(" -> ") {
             if !n.contains([' ', ':']) {
-                return Ok(Kind::SysExit { call: Call::named(n) });
+                return Ok(Kind::SysExit { call: Call::named(n), ret: hex(r) as i64 });
             }
         }
     }
@@ -370,7 +380,7 @@ fn event(text: &str, comms: &mut HashMap<u32, String>) -> Result<Kind, String> {
         return Ok(Kind::SysEnter { call: Call::named(n), args: args(f) });
     }
     if let Some(n) = name.strip_prefix("sys_exit_") {
-        return Ok(Kind::SysExit { call: Call::named(n) });
+        return Ok(Kind::SysExit { call: Call::named(n), ret: hex(f) as i64 });
     }
     let bad = |what: &str| format!("{name} without {what}: '{}'", f.chars().take(80).collect::<String>());
     let mut comm = |pid: u32, c: Option<&str>| {
@@ -457,7 +467,9 @@ mod tests {
         let e = one("  sleep-13651 [001] ..... 11870.257724: sys_futex(uaddr: 0x7f9d84036a4c, op: 0x81, val: 0x7fffffff, utime: 0, uaddr2: 3, val3: 0)");
         let Kind::SysEnter { call, args } = e.kind else { panic!() };
         assert_eq!((call.name(), call.class(), args), ("futex", Class::Futex, [0x7f9d84036a4c, 0x81, 0x7fffffff, 0]));
-        assert_eq!(one(" sleep-1 [001] ..... 1.0: sys_read -> 0x340").kind, Kind::SysExit { call: Call::named("read") });
+        assert_eq!(one(" sleep-1 [001] ..... 1.0: sys_read -> 0x340").kind, Kind::SysExit { call: Call::named("read"), ret: 0x340 });
+        assert_eq!(one(" x-1 [001] ..... 1.0: sys_read -> 0xfffffffffffffff5").kind, Kind::SysExit { call: Call::named("read"), ret: -11 });
+        assert_eq!(one(" x 1 [001] 1.0: syscalls:sys_exit_write: 0x64").kind, Kind::SysExit { call: Call::named("write"), ret: 100 });
         // Older kernels print hex without 0x; perf names the event sys_enter_*.
         let e = one("  x-1 [000] .... 1.0: sys_write(fd: 4, buf: 7ffc31a9, count: 40)");
         assert_eq!(e.kind, Kind::SysEnter { call: Call::named("write"), args: [4, 0x7ffc31a9, 0x40, 0] });
@@ -483,6 +495,9 @@ mod tests {
         assert_eq!((r.events[1].pid, r.tgid[&8], r.comms[&8].as_str()), (8, 7, "Web Content"));
         assert_eq!(r.events[2].kind, Kind::Fork { parent: 13778, child: 13786 });
         assert_eq!(r.comms[&13786], "cat");
+        // A thread perf has no record of.
+        let e = one("             :-1 29573/-1    [001] 14031.710635456: sched:sched_stat_runtime: comm=opt 1 pid=29782 runtime=20781 [ns]");
+        assert_eq!((e.pid, e.kind), (UNKNOWN_PID, Kind::Other));
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! structure: wakeup chains, timed sleeps, forks), `emit` writes the task file with compute
 //! bursts net of the kernel work the model charges. The method and its limits: docs/record.md.
 
+mod chans;
 mod convert;
 mod emit;
 mod events;
@@ -127,7 +128,13 @@ pub fn record(a: RecordArgs) -> Result<(), UserError> {
         f.cpu_ns as f64 / 1e9
     );
     let blocks: Vec<String> = f.blocks.iter().map(|(k, v)| format!("{k} {v}")).collect();
-    crate::outln!("blocks: {}; forks {}", if blocks.is_empty() { "none".into() } else { blocks.join(", ") }, f.forks);
+    crate::outln!(
+        "blocks: {}; forks {}; pipes and sockets {} ({} reads and writes)",
+        if blocks.is_empty() { "none".into() } else { blocks.join(", ") },
+        f.forks,
+        f.channels,
+        f.channel_ops
+    );
     if f.run_ns > 0 && f.other_ns * 20 > f.run_ns {
         notes.push(format!(
             "other tasks used {:.0} % of a CPU during the recorded run; the replay runs without them",

@@ -113,17 +113,18 @@ fn an_imported_tracefs_text_becomes_a_task_file_with_its_chain_sleep_and_fork_th
     let out = dir.join("syn.toml");
     let printed = ok(&["record", "-o", s(&out), "--import", s(&trace), "--pid", "100", "--machine", "test-2x4"]);
     assert!(printed.starts_with("wakesim record: 2 tasks, run time 0.001095 s, wakeups 4, migrations 0, voluntary switches 4"), "{printed}");
-    assert!(printed.contains("blocks: channel 2, futex 1, sleep (timer) 1; forks 1"), "{printed}");
+    assert!(printed.contains("blocks: channel 2, futex 1, sleep (timer) 1; forks 1; pipes and sockets 1 (2 reads and writes)"), "{printed}");
     let text = std::fs::read_to_string(&out).unwrap();
-    // The parent: the fork, the write that wakes the reader, the futex wake, wait4 for the child.
-    assert_eq!(ops_of(&text, "app-100"), ["wake spawn.101", "send c.100.101 64", "wake f.100.101", "recv c.101.100 1  # wait4", "exit"]);
+    // The parent: the fork, the write to the pipe the child reads (found by the wakeup), the
+    // futex wake, wait4 for the child.
+    assert_eq!(ops_of(&text, "app-100"), ["wake spawn.101", "send ch.101.3 64", "wake f.100.101", "recv c.101.100 1  # wait4", "exit"]);
     // The child: started by the fork; the read, the futex wait, the timed sleep, the exit's
     // wakeup of its parent.
     assert_eq!(
         ops_of(&text, "app-101"),
-        ["wait spawn.101  # fork", "recv c.100.101 64  # read", "wait f.100.101  # futex", "sleep 1000.000us  # clock_nanosleep", "send c.101.100 1", "exit"]
+        ["wait spawn.101  # fork", "recv ch.101.3 64  # read", "wait f.100.101  # futex", "sleep 1000.000us  # clock_nanosleep", "send c.101.100 1", "exit"]
     );
-    assert!(text.contains("[[channel]]\nname = \"c.100.101\"\nkind = \"pipe\"\n"), "{text}");
+    assert!(text.contains("[[channel]]\nname = \"ch.101.3\"\nkind = \"pipe\"\n"), "{text}");
     assert!(text.contains("# other tasks ran 0.000004 s"), "{text}");
     // It replays: the 1 ms sleep and the bursts around it.
     let replay = ok(&["run", "--machine", "test-2x4", "--noise", "none", "--tasks", s(&out)]);
