@@ -121,8 +121,11 @@ pub fn change(v: f64, scale: Scale) -> String {
     }
     match scale {
         Scale::Percent => {
-            let s = format!("{:+.1} %", v);
-            s.replacen('-', "−", 1)
+            let s = format!("{:+.1}", v);
+            if s.trim_start_matches(['+', '-']) == "0.0" {
+                return "0.0 %".into();
+            }
+            format!("{s} %").replacen('-', "−", 1)
         }
         Scale::Ratio => format!("{v:.2}×"),
     }
@@ -398,6 +401,7 @@ mod tests {
         assert_eq!(num(-1234.6), "−1,235");
         assert_eq!(change(-6.54, Scale::Percent), "−6.5 %");
         assert_eq!(change(85.2, Scale::Percent), "+85.2 %");
+        assert_eq!(change(-0.002, Scale::Percent), "0.0 %");
         assert_eq!(change(0.554, Scale::Ratio), "0.55×");
     }
 }
