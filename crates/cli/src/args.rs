@@ -305,6 +305,11 @@ pub struct RecordArgs {
     /// Also write a live recording's tracefs text here (for a later --import).
     #[arg(long, value_name = "FILE")]
     pub keep_trace: Option<PathBuf>,
+    /// Also convert every other task that ran during the recording, as background tasks
+    /// (`other.*`, group "other"), so that a replay has the recording machine's other load; the
+    /// recorded figures and the elapsed time stay the workload's.
+    #[arg(long)]
+    pub others: bool,
     /// The command to record, after `--`.
     #[arg(last = true)]
     pub command: Vec<String>,

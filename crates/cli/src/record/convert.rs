@@ -74,6 +74,8 @@ pub struct TaskOut {
     pub steps: Vec<Step>,
     /// Its on-CPU ns from start to exit (or the end of the recording).
     pub end_cpu: u64,
+    /// Not the workload: another task that ran meanwhile (`--others`).
+    pub background: bool,
 }
 
 /// A channel of the task file.
@@ -145,8 +147,19 @@ struct Blocked {
     on_channel: bool,
 }
 
+/// A wakeup: when, from which context, and the recorded task that did it (its pid, CPU time
+/// then and syscall), if one did.
+#[derive(Clone, Copy, Debug)]
+struct Wake {
+    ts: u64,
+    ctx: Ctx,
+    waker: Option<(u32, u64, Option<Sys>)>,
+}
+
 #[derive(Debug, Default)]
 struct Task {
+    /// A wakeup that came while it was still on its CPU: it ends the block it switches out to.
+    early: Option<Wake>,
     cpu: u64,
     since: Option<u64>,
     sys: Option<Sys>,
@@ -226,6 +239,10 @@ fn default_capacity(k: ChanKind) -> u64 {
 struct Conv<'a> {
     rec: &'a Recording,
     plan: &'a Plan,
+    /// The workload's tasks: the figures count these only.
+    workload: &'a HashSet<u32>,
+    /// Events before this (the workload's first) only keep the other tasks' bookkeeping.
+    t0: u64,
     tasks: HashMap<u32, Task>,
     order: Vec<u32>,
     chans: Vec<ChanOut>,
@@ -237,6 +254,8 @@ struct Conv<'a> {
     wakings: bool,
     /// Reads taken by the poll block before them.
     skip: HashSet<usize>,
+    /// The line of the event being converted (for the debug output).
+    line: u32,
     /// Per CPU: a task outside the workload running since.
     other_since: HashMap<u32, u64>,
     /// Stretches other tasks ran.
@@ -246,7 +265,9 @@ struct Conv<'a> {
 impl<'a> Conv<'a> {
     fn task(&mut self, pid: u32, ts: u64) -> &mut Task {
         if !self.tasks.contains_key(&pid) {
-            self.t_start.get_or_insert(ts);
+            if self.workload.contains(&pid) {
+                self.t_start.get_or_insert(ts);
+            }
             self.order.push(pid);
         }
         let t = self.tasks.entry(pid).or_default();
@@ -276,20 +297,45 @@ impl<'a> Conv<'a> {
 
     fn push(&mut self, pid: u32, step: Step) -> usize {
         let steps = &mut self.tasks.get_mut(&pid).expect("task").steps;
+        if std::env::var_os("WAKESIM_RECORD_DEBUG").is_some() && steps.last().is_some_and(|l| l.cpu > step.cpu) {
+            eprintln!("out of order at line {}: pid {pid} {:?} after {:?}", self.line, step, steps.last());
+        }
         steps.push(step);
         steps.len() - 1
     }
 
     fn event(&mut self, i: usize, e: &Ev, set: &HashSet<u32>) {
+        self.line = e.line;
         let sel = |p: u32| set.contains(&p);
+        let counts = |p: u32| self.workload.contains(&p);
+        if let Kind::Switch { next, .. } = e.kind {
+            if let Some(s) = self.other_since.remove(&e.cpu) {
+                self.other.push((s, e.ts));
+            }
+            if next != 0 && !counts(next) {
+                self.other_since.insert(e.cpu, e.ts);
+            }
+        }
+        if e.ts < self.t0 {
+            return;
+        }
+        if sel(e.pid) && !matches!(e.kind, Kind::Switch { .. }) {
+            // The task whose event this is runs (tracefs can miss a switch to a task the wakelist
+            // just woke): a block it has not seen the end of is over.
+            let counts = self.workload.contains(&e.pid);
+            let t = self.task(e.pid, e.ts);
+            if t.since.is_none() {
+                t.since = Some(e.ts);
+                if let Some(b) = t.blocked.take() {
+                    match t.early.take() {
+                        Some(w) => self.resolve(e.pid, b, w),
+                        None => self.fig.unwoken += u64::from(counts),
+                    }
+                }
+            }
+        }
         match e.kind {
             Kind::Switch { prev, prev_state, next, next_prio, .. } => {
-                if let Some(s) = self.other_since.remove(&e.cpu) {
-                    self.other.push((s, e.ts));
-                }
-                if next != 0 && !sel(next) {
-                    self.other_since.insert(e.cpu, e.ts);
-                }
                 if sel(prev) {
                     self.switch_out(prev, prev_state, e.ts);
                 }
@@ -298,13 +344,13 @@ impl<'a> Conv<'a> {
                     let unwoken = t.blocked.take().is_some();
                     t.since = Some(e.ts);
                     t.prio = Some(next_prio);
-                    self.fig.unwoken += u64::from(unwoken);
+                    self.fig.unwoken += u64::from(unwoken && counts(next));
                 }
             }
             Kind::Waking { pid } => self.waking(e, pid, set),
             Kind::Wakeup { pid } if !self.wakings => self.waking(e, pid, set),
             Kind::Fork { parent, child } if sel(child) => {
-                self.fig.forks += 1;
+                self.fig.forks += u64::from(counts(child));
                 let spawned = sel(parent);
                 if spawned {
                     let p = self.task(parent, e.ts);
@@ -327,15 +373,16 @@ impl<'a> Conv<'a> {
                     t.exited = Some((e.ts, cpu));
                 }
             }
-            Kind::Migrate { pid } if sel(pid) => self.fig.migrations += 1,
+            Kind::Migrate { pid } if counts(pid) => self.fig.migrations += 1,
             Kind::SysEnter { call, args } if sel(e.pid) && e.ctx != Ctx::HardIrq => {
                 let (write, read) = (self.plan.writes.get(&i).copied(), self.plan.reads.get(&i).copied());
                 let t = self.task(e.pid, e.ts);
                 t.since.get_or_insert(e.ts);
                 let cpu = t.cpu_at(e.ts);
+                t.early = None;
                 let mut s = Sys { class: call.class(), name: call.name(), args, read: None, send_step: None };
                 if let Some((o, bytes)) = write {
-                    self.fig.channel_ops += 1;
+                    self.fig.channel_ops += u64::from(counts(e.pid));
                     s.send_step = Some(self.push(e.pid, Step { cpu, act: Act::Send { chan: o, bytes, blocks: false, wakes: false }, note: "" }));
                 }
                 if let Some((o, bytes)) = read.filter(|_| !self.skip.contains(&i)) {
@@ -347,7 +394,7 @@ impl<'a> Conv<'a> {
                 let t = self.task(e.pid, e.ts);
                 if let Some((o, bytes, cpu)) = t.sys.take().and_then(|s| s.read) {
                     // A read that found its data: at its entry.
-                    self.fig.channel_ops += 1;
+                    self.fig.channel_ops += u64::from(counts(e.pid));
                     self.push(e.pid, Step { cpu, act: Act::Recv { chan: o, bytes, blocks: false }, note: "" });
                 }
             }
@@ -365,6 +412,7 @@ impl<'a> Conv<'a> {
         if t.exited.is_some() {
             return;
         }
+        let early = t.early.take();
         let c = match state {
             State::Blocked(c) => c,
             State::Dead => {
@@ -373,7 +421,8 @@ impl<'a> Conv<'a> {
             }
             State::Running => return,
         };
-        self.fig.voluntary += 1;
+        let counts = self.workload.contains(&pid);
+        self.fig.voluntary += u64::from(counts);
         let cpu = t.cpu;
         let mut b = Blocked { ts, cpu, sys: t.sys, state: c, on_channel: false };
         let mut step = None;
@@ -398,17 +447,21 @@ impl<'a> Conv<'a> {
         }
         if let Some((act, note)) = step {
             b.on_channel = true;
-            self.fig.channel_ops += 1;
+            self.fig.channel_ops += u64::from(counts);
             self.push(pid, Step { cpu, act, note });
         }
-        self.tasks.get_mut(&pid).expect("task").blocked = Some(b);
+        match early {
+            // Already woken: the block ends at once (its waker's op is where it woke it).
+            Some(w) => self.resolve(pid, b, w),
+            None => self.tasks.get_mut(&pid).expect("task").blocked = Some(b),
+        }
     }
 
     fn waking(&mut self, e: &Ev, wakee: u32, set: &HashSet<u32>) {
         if !set.contains(&wakee) {
             return;
         }
-        self.fig.wakeups += 1;
+        self.fig.wakeups += u64::from(self.workload.contains(&wakee));
         let h = e.pid;
         // A channel write that wakes anyone pays for the wakeup.
         if let Some(k) = self.tasks.get(&h).and_then(|w| w.sys).and_then(|s| s.send_step).filter(|_| set.contains(&h) && e.ctx != Ctx::HardIrq) {
@@ -416,6 +469,24 @@ impl<'a> Conv<'a> {
                 *wakes = true;
             }
         }
+        // Who woke it: another recorded task doing it (in process context, or in the soft
+        // interrupt of its loopback send), else nobody recorded.
+        let waker_sys = self.tasks.get(&h).and_then(|w| w.sys);
+        let in_send = waker_sys.is_some_and(|s| matches!(s.class, Class::Write | Class::Send));
+        let by_task = (set.contains(&h) && h != wakee && h != 0)
+            && match e.ctx {
+                Ctx::Task | Ctx::Unknown => true,
+                Ctx::SoftIrq => in_send,
+                Ctx::HardIrq => false,
+            };
+        let waker = if by_task {
+            let w = self.task(h, e.ts);
+            w.since.get_or_insert(e.ts);
+            Some((h, w.cpu_at(e.ts), waker_sys))
+        } else {
+            None
+        };
+        let wake = Wake { ts: e.ts, ctx: e.ctx, waker };
         let start = self.t_start.unwrap_or(e.ts);
         let fresh = !self.tasks.contains_key(&wakee);
         let t = self.task(wakee, e.ts);
@@ -423,36 +494,39 @@ impl<'a> Conv<'a> {
             // First seen being woken: it was blocked since the start.
             t.blocked = Some(Blocked { ts: start, cpu: 0, sys: None, state: 'S', on_channel: false });
         }
-        let Some(b) = t.blocked.take() else { return };
+        match t.blocked.take() {
+            Some(b) => self.resolve(wakee, b, wake),
+            // Woken while still on its CPU, before it switched out: if it now does switch out
+            // asleep (a wakeup queued while it was descheduling), this wakeup ends that block.
+            None => t.early = Some(wake),
+        }
+    }
+
+    /// A block of `wakee` ended by `w`: the ops of both sides.
+    fn resolve(&mut self, wakee: u32, b: Blocked, w: Wake) {
+        let counts = u64::from(self.workload.contains(&wakee));
         if b.on_channel {
-            *self.fig.blocks.entry("channel").or_default() += 1;
+            if counts > 0 {
+                *self.fig.blocks.entry("channel").or_default() += counts;
+            }
             return;
         }
-        let waker_sys = self.tasks.get(&h).and_then(|w| w.sys);
-        let in_send = waker_sys.is_some_and(|s| matches!(s.class, Class::Write | Class::Send));
-        let waker = (set.contains(&h) && h != wakee && h != 0)
-            && match e.ctx {
-                Ctx::Task | Ctx::Unknown => true,
-                Ctx::SoftIrq => in_send,
-                Ctx::HardIrq => false,
-            };
         let tclass = b.sys.map(|s| s.class);
         let note = b.sys.map_or(if b.state == 'D' { "D" } else { "" }, |s| s.name);
-        if !waker {
-            let cause = outside_cause(&b, e.ctx);
-            *self.fig.blocks.entry(cause).or_default() += 1;
-            let ns = e.ts.saturating_sub(b.ts).max(1);
+        let Some((h, wcpu, waker_sys)) = w.waker else {
+            let cause = outside_cause(&b, w.ctx);
+            if counts > 0 {
+                *self.fig.blocks.entry(cause).or_default() += counts;
+            }
+            let ns = w.ts.saturating_sub(b.ts).max(1);
             self.push(wakee, Step { cpu: b.cpu, act: Act::Sleep { ns }, note: if note.is_empty() { cause } else { note } });
             return;
-        }
-        let w = self.task(h, e.ts);
-        w.since.get_or_insert(e.ts);
-        let wcpu = w.cpu_at(e.ts);
+        };
         let wclass = waker_sys.map(|s| s.class);
         let sync = matches!(tclass, Some(Class::Read | Class::Recv | Class::Poll | Class::Accept | Class::Connect | Class::Wait))
             || (matches!(tclass, None | Some(Class::Other)) && matches!(wclass, Some(Class::Write | Class::Send)));
         if sync {
-            let kind = if e.ctx == Ctx::SoftIrq {
+            let kind = if w.ctx == Ctx::SoftIrq {
                 ChanKind::TcpLoopback
             } else if matches!(tclass, Some(Class::Recv | Class::Accept | Class::Connect)) || wclass == Some(Class::Send) {
                 ChanKind::UnixStream
@@ -461,22 +535,55 @@ impl<'a> Conv<'a> {
             };
             let bytes = if tclass == Some(Class::Wait) { 1 } else { bytes_of(waker_sys) };
             let c = self.chan(h, wakee, kind);
-            *self.fig.blocks.entry("channel").or_default() += 1;
+            if counts > 0 {
+                *self.fig.blocks.entry("channel").or_default() += counts;
+            }
             self.push(h, Step { cpu: wcpu, act: Act::Send { chan: c, bytes, blocks: false, wakes: true }, note: "" });
             self.push(wakee, Step { cpu: b.cpu, act: Act::Recv { chan: c, bytes, blocks: true }, note });
         } else {
             let f = self.futex(h, wakee, false);
-            *self.fig.blocks.entry("futex").or_default() += 1;
+            if counts > 0 {
+                *self.fig.blocks.entry("futex").or_default() += counts;
+            }
             self.push(h, Step { cpu: wcpu, act: Act::Post { futex: f }, note: "" });
             self.push(wakee, Step { cpu: b.cpu, act: Act::Wait { futex: f, spawn: false }, note });
         }
     }
 }
 
-/// Converts the recording's tasks in `sel` (see [`select`]).
-pub fn convert(rec: &Recording, sel: HashSet<u32>) -> Converted {
+/// The first time the recording touches a task of `sel`.
+fn first_touch(rec: &Recording, sel: &HashSet<u32>) -> u64 {
+    let touches = |e: &Ev| {
+        sel.contains(&e.pid)
+            || match e.kind {
+                Kind::Switch { prev, next, .. } => sel.contains(&prev) || sel.contains(&next),
+                Kind::Waking { pid } | Kind::Wakeup { pid } | Kind::WakeupNew { pid } | Kind::Exit { pid } | Kind::Migrate { pid } => sel.contains(&pid),
+                Kind::Fork { parent, child } => sel.contains(&parent) || sel.contains(&child),
+                _ => false,
+            }
+    };
+    rec.events.iter().find(|e| touches(e)).map_or(0, |e| e.ts)
+}
+
+/// Converts the recording's tasks in `sel` (see [`select`]); with `others`, every other task
+/// that ran from the workload's start on as well, as background (the figures count `sel` only).
+pub fn convert(rec: &Recording, sel: HashSet<u32>, others: bool) -> Converted {
     let wakings = rec.events.iter().any(|e| matches!(e.kind, Kind::Waking { .. }));
     let syscalls = rec.events.iter().any(|e| matches!(e.kind, Kind::SysEnter { .. }));
+    let t0 = if others { first_touch(rec, &sel) } else { 0 };
+    let workload = sel.clone();
+    let mut sel = sel;
+    if others {
+        for e in rec.events.iter().filter(|e| e.ts >= t0) {
+            if let Kind::Switch { prev, next, .. } = e.kind {
+                for p in [prev, next] {
+                    if p != 0 && p != super::events::UNKNOWN_PID {
+                        sel.insert(p);
+                    }
+                }
+            }
+        }
+    }
     let plan = chans::plan(rec, &sel);
     let chans = plan
         .objs
@@ -491,6 +598,8 @@ pub fn convert(rec: &Recording, sel: HashSet<u32>) -> Converted {
     let mut c = Conv {
         rec,
         plan: &plan,
+        workload: &workload,
+        t0,
         tasks: HashMap::new(),
         order: Vec::new(),
         chans,
@@ -501,6 +610,7 @@ pub fn convert(rec: &Recording, sel: HashSet<u32>) -> Converted {
         t_start: None,
         wakings,
         skip: HashSet::new(),
+        line: 0,
         other_since: HashMap::new(),
         other: Vec::new(),
     };
@@ -513,10 +623,11 @@ pub fn convert(rec: &Recording, sel: HashSet<u32>) -> Converted {
     let mut tasks = Vec::new();
     for pid in std::mem::take(&mut c.order) {
         let mut t = c.tasks.remove(&pid).expect("task");
+        let counts = workload.contains(&pid);
         let (end_ts, end_cpu) = match (t.exited, t.blocked) {
             (Some(x), _) => x,
             (None, Some(b)) => {
-                c.fig.blocked_at_end += 1;
+                c.fig.blocked_at_end += u64::from(counts);
                 // A channel op that stood for the last block waits for what never came.
                 if b.on_channel {
                     if let Some(k) = t.steps.iter().rposition(|s| matches!(s.act, Act::Recv { blocks: true, .. }) && s.cpu == b.cpu) {
@@ -527,9 +638,14 @@ pub fn convert(rec: &Recording, sel: HashSet<u32>) -> Converted {
             }
             (None, None) => (last, t.cpu_at(last)),
         };
-        end = end.max(end_ts);
+        if counts {
+            end = end.max(end_ts);
+        }
         let end_cpu = end_cpu.max(t.steps.last().map_or(0, |s| s.cpu));
-        c.fig.cpu_ns += end_cpu;
+        if counts {
+            c.fig.cpu_ns += end_cpu;
+            c.fig.tasks += 1;
+        }
         let nice = t.prio.filter(|p| (100..140).contains(p)).map(|p| p - 120);
         t.steps.sort_by_key(|s| s.cpu);
         tasks.push(TaskOut {
@@ -539,12 +655,49 @@ pub fn convert(rec: &Recording, sel: HashSet<u32>) -> Converted {
             nice,
             steps: t.steps,
             end_cpu,
+            background: !counts,
         });
     }
     c.fig.run_ns = end - start;
-    c.fig.tasks = tasks.len();
     c.fig.other_ns = c.other.iter().map(|&(a, b)| b.min(end).saturating_sub(a.max(start))).sum();
     Converted { tasks, chans: c.chans, futexes: c.futexes, figures: c.fig, syscalls }
+}
+
+/// Whether the programs can all finish, whatever the timing: posts and sends run ahead, waits
+/// and recvs wait for them (channels unbounded). A conversion that cannot (a bug, or a recording
+/// whose events contradict each other) names the first task that would wait forever.
+pub fn stuck(c: &Converted) -> Option<String> {
+    let mut pc = vec![0usize; c.tasks.len()];
+    let mut sem = vec![0u64; c.futexes.len()];
+    let mut buf = vec![0u64; c.chans.len()];
+    loop {
+        let mut moved = false;
+        for (k, t) in c.tasks.iter().enumerate() {
+            while let Some(s) = t.steps.get(pc[k]) {
+                match s.act {
+                    Act::Post { futex } => sem[futex] += 1,
+                    Act::Wait { futex, .. } if sem[futex] == 0 => break,
+                    Act::Wait { futex, .. } => sem[futex] -= 1,
+                    Act::Send { chan, bytes, .. } => buf[chan] += bytes,
+                    Act::Recv { chan, bytes, .. } if buf[chan] < bytes => break,
+                    Act::Recv { chan, bytes, .. } => buf[chan] -= bytes,
+                    Act::Sleep { .. } => {}
+                }
+                pc[k] += 1;
+                moved = true;
+            }
+        }
+        if !moved {
+            break;
+        }
+    }
+    let (k, t) = c.tasks.iter().enumerate().find(|(k, t)| pc[*k] < t.steps.len())?;
+    let what = match t.steps[pc[k]].act {
+        Act::Wait { futex, .. } => format!("wait {}", c.futexes[futex]),
+        Act::Recv { chan, bytes, .. } => format!("recv {} {bytes}", c.chans[chan].name),
+        _ => "an op".into(),
+    };
+    Some(format!("task {}-{} would wait forever at its op {} ({what})", t.comm, t.pid, pc[k] + 1))
 }
 
 #[cfg(test)]
@@ -617,7 +770,7 @@ pub(crate) mod tests {
     #[test]
     fn a_synthetic_trace_keeps_its_pipe_its_chain_its_sleep_its_fork_and_its_exit_wakeup() {
         let rec = parse(&synthetic_trace(), "t").unwrap();
-        let c = convert(&rec, select(&rec, &Roots::Pids(vec![100])));
+        let c = convert(&rec, select(&rec, &Roots::Pids(vec![100])), false);
         let names: Vec<&str> = c.chans.iter().map(|c| c.name.as_str()).collect();
         // The pipe 100 writes on fd 4 and 101 reads on fd 3, found by the wakeup; wait4's pair.
         assert_eq!(names, ["ch.101.3", "c.101.100"]);
@@ -662,7 +815,7 @@ pub(crate) mod tests {
     fn without_syscall_exits_the_pipe_is_a_pair_of_the_blocked_read() {
         let text: String = synthetic_trace().lines().filter(|l| !l.contains(" -> ")).map(|l| format!("{l}\n")).collect();
         let rec = parse(&text, "t").unwrap();
-        let c = convert(&rec, select(&rec, &Roots::Pids(vec![100])));
+        let c = convert(&rec, select(&rec, &Roots::Pids(vec![100])), false);
         let names: Vec<&str> = c.chans.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names, ["c.100.101", "c.101.100"]);
         assert_eq!(steps(&c.tasks[1])[1], (5_000, Act::Recv { chan: 0, bytes: 64, blocks: true }, "read"));
@@ -715,13 +868,54 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn a_wakeup_before_the_switch_out_ends_that_block_and_a_missed_switch_in_is_inferred() {
+        // 101 is woken by 100 while still descheduling (the wakelist race: the waking is traced
+        // before its switch out), and tracefs misses 101's switch back in: its next event shows
+        // it running. Both sides keep the futex pair, in time order, and nothing deadlocks.
+        let (idle1, a, b) = (("swapper/1", 0), ("app", 100), ("app", 101));
+        let mut s = String::new();
+        s += &l("<idle>-0", 0, "d..2.", 0, &sw(("swapper/0", 0), "R", a));
+        s += &l("<idle>-0", 1, "d..2.", 0, &sw(idle1, "R", b));
+        s += &l("app-101", 1, ".....", 10, "sys_futex(uaddr: 0x5560, op: 0x80, val: 0, utime: 0, uaddr2: 0, val3: 0)");
+        s += &l("app-100", 0, ".....", 11, "sys_futex(uaddr: 0x5560, op: 0x81, val: 1, utime: 0, uaddr2: 0, val3: 0)");
+        s += &l("app-100", 0, "d..2.", 12, "sched_waking: comm=app pid=101 prio=120 target_cpu=001");
+        s += &l("app-101", 1, "d..2.", 12, &sw(b, "S", idle1));
+        s += &l("app-100", 0, ".....", 13, "sys_futex -> 0x1");
+        s += &l("app-101", 1, ".....", 20, "sys_futex -> 0x0");
+        s += &l("app-101", 1, ".....", 21, "sys_futex(uaddr: 0x5570, op: 0x81, val: 1, utime: 0, uaddr2: 0, val3: 0)");
+        s += &l("app-101", 1, "d..2.", 30, &sw(b, "X", idle1));
+        s += &l("app-100", 0, "d..2.", 40, &sw(a, "X", ("swapper/0", 0)));
+        let rec = parse(&s, "t").unwrap();
+        let c = convert(&rec, select(&rec, &Roots::Pids(vec![100, 101])), false);
+        let by = |pid| c.tasks.iter().find(|t| t.pid == pid).unwrap();
+        assert_eq!(steps(by(100)), [(12_000, Act::Post { futex: 0 }, "")]);
+        assert_eq!(steps(by(101)), [(12_000, Act::Wait { futex: 0, spawn: false }, "futex")]);
+        assert_eq!(by(101).end_cpu, 22_000, "12 µs before the block, 10 after the missed switch in");
+        assert_eq!((c.figures.unwoken, c.figures.wakeups, c.figures.voluntary), (0, 1, 1));
+        assert_eq!(stuck(&c), None);
+    }
+
+    #[test]
+    fn programs_that_wait_on_each_other_are_reported_as_stuck() {
+        let rec = parse(&synthetic_trace(), "t").unwrap();
+        let mut c = convert(&rec, select(&rec, &Roots::Pids(vec![100])), false);
+        assert_eq!(stuck(&c), None);
+        // The parent's futex post moved after its wait4, which needs the child's exit: a cycle.
+        let p = &mut c.tasks[0].steps;
+        let post = p.remove(3);
+        p.push(post);
+        let why = stuck(&c).unwrap();
+        assert_eq!(why, "task app-100 would wait forever at its op 4 (recv c.101.100 1)");
+    }
+
+    #[test]
     fn only_the_root_and_its_descendants_are_taken() {
         let rec = parse(&synthetic_trace(), "t").unwrap();
         assert_eq!(select(&rec, &Roots::Pids(vec![101])), HashSet::from([101]));
         assert_eq!(select(&rec, &Roots::Comms(vec!["app".into()])), HashSet::from([100, 101]));
         assert!(select(&rec, &Roots::Comms(vec!["nosuch".into()])).is_empty());
         // Converting only the child: the parent is outside, so its wakeups become sleeps.
-        let c = convert(&rec, select(&rec, &Roots::Pids(vec![101])));
+        let c = convert(&rec, select(&rec, &Roots::Pids(vec![101])), false);
         assert_eq!(c.tasks.len(), 1);
         assert!(c.tasks[0].steps.iter().all(|s| matches!(s.act, Act::Sleep { .. })), "{:?}", c.tasks[0].steps);
         assert_eq!(busiest_comms(&rec, 2), [("app".to_string(), 2), ("other".to_string(), 1)]);
@@ -745,7 +939,7 @@ pub(crate) mod tests {
         ]
         .concat();
         let rec = parse(&text, "p").unwrap();
-        let c = convert(&rec, select(&rec, &Roots::Comms(vec!["app".into()])));
+        let c = convert(&rec, select(&rec, &Roots::Comms(vec!["app".into()])), false);
         assert!(!c.syscalls);
         assert_eq!(c.futexes, ["f.100.101", "f.101.100"]);
         let by = |pid| c.tasks.iter().find(|t| t.pid == pid).unwrap();

@@ -205,6 +205,13 @@ pub fn task_file(conv: &Converted, ch: &Charges, origin: &Origin) -> (String, u6
     if !conv.syscalls {
         let _ = writeln!(s, "# The recording has no syscall events: every dependency is a futex (non-sync wakeups).");
     }
+    let others = conv.tasks.iter().any(|t| t.background);
+    if others {
+        let _ = writeln!(
+            s,
+            "# With the machine's other tasks (`--others`): tasks named other.* in group \"other\", the workload's in\n# group \"workload\"; the elapsed time ends at the workload's last exit (mark 1)."
+        );
+    }
     let _ = writeln!(s, "name = {}", quote(&origin.name));
     if !conv.futexes.is_empty() {
         s.push_str("futexes = [\n");
@@ -212,6 +219,9 @@ pub fn task_file(conv: &Converted, ch: &Charges, origin: &Origin) -> (String, u6
             let _ = writeln!(s, "  {},", quote(fx));
         }
         s.push_str("]\n");
+    }
+    if others {
+        s.push_str("\n[report]\nend_mark = 1\n");
     }
     for c in &conv.chans {
         let _ = write!(s, "\n[[channel]]\nname = {}\nkind = \"{}\"\n", quote(&c.name), kind_name(c.kind));
@@ -223,7 +233,12 @@ pub fn task_file(conv: &Converted, ch: &Charges, origin: &Origin) -> (String, u6
     for t in &conv.tasks {
         let (b, last, over) = bursts(&t.steps, t.end_cpu, ch, &conv.chans);
         excess += over;
-        let _ = write!(s, "\n[[task]]\nname = {}\n", quote(&task_name(&t.comm, t.pid)));
+        let name = task_name(&t.comm, t.pid);
+        let name = if t.background { format!("other.{name}") } else { name };
+        let _ = write!(s, "\n[[task]]\nname = {}\n", quote(&name));
+        if others {
+            let _ = writeln!(s, "group = \"{}\"", if t.background { "other" } else { "workload" });
+        }
         if let Some(g) = t.tgid {
             let _ = writeln!(s, "mm = \"{g}\"");
         }
@@ -251,6 +266,9 @@ pub fn task_file(conv: &Converted, ch: &Charges, origin: &Origin) -> (String, u6
         if let Some(c) = last {
             let _ = writeln!(s, "compute {}", dur(c));
         }
+        if others && !t.background {
+            s.push_str("mark 1\n");
+        }
         s.push_str("exit\n\"\"\"\n");
     }
     (s, excess)
@@ -265,7 +283,7 @@ mod tests {
     #[test]
     fn bursts_are_the_measured_time_minus_the_charges_and_the_total_is_kept() {
         let rec = parse(&synthetic_trace(), "t").unwrap();
-        let c = convert(&rec, select(&rec, &Roots::Pids(vec![100])));
+        let c = convert(&rec, select(&rec, &Roots::Pids(vec![100])), false);
         let costs = wakesim_costs::profile_for("host").unwrap();
         let ch = Charges::new(&costs);
         let p = &c.tasks[0];
@@ -287,7 +305,7 @@ mod tests {
     #[test]
     fn the_task_file_loads_and_says_what_was_recorded() {
         let rec = parse(&synthetic_trace(), "t").unwrap();
-        let c = convert(&rec, select(&rec, &Roots::Pids(vec![100])));
+        let c = convert(&rec, select(&rec, &Roots::Pids(vec![100])), false);
         let ch = Charges::new(&wakesim_costs::profile_for("host").unwrap());
         let origin = Origin { what: "`app`".into(), machine: "a test".into(), format: "tracefs text", name: "syn".into() };
         let (text, _) = task_file(&c, &ch, &origin);

@@ -101,13 +101,16 @@ pub fn record(a: RecordArgs) -> Result<(), UserError> {
         )));
     };
     let sel = convert::select(&rec, &roots);
-    let conv = convert::convert(&rec, sel);
+    let conv = convert::convert(&rec, sel, a.others);
     if conv.tasks.is_empty() {
         let which = match &roots {
             Roots::Pids(p) => format!("pid {}", p.iter().map(u32::to_string).collect::<Vec<_>>().join(",")),
             Roots::Comms(c) => format!("comm {}", c.join(",")),
         };
         return Err(UserError(format!("{shown}: no task of {which} in the recording")));
+    }
+    if let Some(why) = convert::stuck(&conv) {
+        notes.push(format!("the converted programs cannot all finish ({why}): a wakesim bug; the replay will stop at --duration"));
     }
     let stem = a.output.file_stem().map_or("recording".into(), |s| s.to_string_lossy().into_owned());
     let origin = emit::Origin { what, machine: on, format: rec.format.name(), name: stem };

@@ -342,3 +342,21 @@ fn record_then_replay_round_trip_on_this_machine() {
     // The sleeps dominate; the rest is a few ms of exec and startup either way.
     assert!(t > 0.04 && t < 2.0 * rec, "recorded {rec} s, replayed {t} s");
 }
+
+#[test]
+fn others_adds_the_rest_of_the_machine_as_background_and_the_figures_stay_the_workloads() {
+    let dir = TempDir::new("record-others");
+    let trace = dir.write("t.txt", &synthetic_trace("100", "101"));
+    let out = dir.join("o.toml");
+    let printed = ok(&["record", "-o", s(&out), "--import", s(&trace), "--pid", "100", "--machine", "test-2x4", "--others"]);
+    assert!(printed.starts_with("wakesim record: 2 tasks, run time 0.001095 s, wakeups 4,"), "{printed}");
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(text.contains("[report]\nend_mark = 1\n"), "{text}");
+    assert!(text.contains("name = \"other.other-200\"\ngroup = \"other\"\n"), "{text}");
+    assert!(text.contains("name = \"app-100\"\ngroup = \"workload\"\n"), "{text}");
+    assert_eq!(ops_of(&text, "app-101").last().map(String::as_str), Some("exit"));
+    assert!(ops_of(&text, "app-101").contains(&"mark 1".to_string()));
+    // The elapsed time is still the workload's: to its last exit.
+    let t = elapsed(&ok(&["run", "--machine", "test-2x4", "--noise", "none", "--tasks", s(&out)]));
+    assert!((0.00105..0.0015).contains(&t), "{t}");
+}
