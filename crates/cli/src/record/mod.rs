@@ -51,6 +51,9 @@ pub fn record(a: RecordArgs) -> Result<(), UserError> {
             if !a.command.is_empty() {
                 return Err(UserError("--import converts a recording made elsewhere; it takes no command after `--`".into()));
             }
+            if !a.pid.is_empty() && !a.comm.is_empty() {
+                return Err(UserError("give the workload's tasks by --pid or by --comm, not both".into()));
+            }
             let text = crate::replay::read_text(path)?;
             let roots = if !a.pid.is_empty() {
                 Some(Roots::Pids(a.pid.clone()))
@@ -140,8 +143,9 @@ pub fn record(a: RecordArgs) -> Result<(), UserError> {
     );
     if f.run_ns > 0 && f.other_ns * 20 > f.run_ns {
         notes.push(format!(
-            "other tasks used {:.0} % of a CPU during the recorded run; the replay runs without them",
-            100.0 * f.other_ns as f64 / f.run_ns as f64
+            "other tasks used {:.0} % of a CPU during the recorded run; {}",
+            100.0 * f.other_ns as f64 / f.run_ns as f64,
+            if a.others { "the replay has them as background tasks (other.*)" } else { "the replay runs without them (--others adds them)" }
         ));
     }
     if excess > 0 {

@@ -191,6 +191,7 @@ fn a_malformed_or_incomplete_recording_is_one_line_naming_the_line_and_nothing_i
     let line = rejects(&["record", "-o", s(&out), "--import", s(&t)], &["--comm", "--pid", "app (2 tasks)"]);
     assert!(line.contains("which tasks"), "{line}");
     rejects(&["record", "-o", s(&out), "--import", s(&t), "--comm", "nosuch"], &["no task of comm nosuch"]);
+    rejects(&["record", "-o", s(&out), "--import", s(&t), "--comm", "app", "--pid", "100"], &["--pid", "--comm", "not both"]);
     let nosw = dir.write("nosw.txt", &l("app-1", 0, "d..3.", 1, "sched_waking: comm=x pid=2 prio=120 target_cpu=000"));
     rejects(&["record", "-o", s(&out), "--import", s(&nosw), "--pid", "1"], &["nosw.txt", "no sched_switch"]);
     rejects(&["record", "-o", s(&out), "--import", s(&dir.join("missing.txt")), "--pid", "1"], &["missing.txt"]);
