@@ -1,9 +1,9 @@
 //! `wakesim replay --record -- CMD`: record CMD's scheduler events with tracefs, as the replay
 //! needs them: `trace_clock=global` (the default per-CPU `local` clock reorders cross-CPU
 //! events by microseconds), exactly the six events, CMD under `setsid` so that autogroup gives
-//! its tasks their own task group. The previous clock, buffer size and events are restored
-//! whatever happens; a trace that lost events is refused. `wakesim record` records through the
-//! same [`capture`], with more events.
+//! its tasks their own task group. The previous clock, buffer size, options, events and
+//! `tracing_on` are restored whatever happens; a trace that lost events is refused.
+//! `wakesim record` records through the same [`capture`], with more events.
 
 use crate::output::{check_writable, write_atomic};
 use crate::UserError;
@@ -82,6 +82,24 @@ fn buffer_kb(s: &str) -> String {
     }
 }
 
+/// The enable files of the events that are on (`events/<system>/<event>/enable` reading 1).
+fn enabled_events(dir: &Path) -> Vec<PathBuf> {
+    let mut on = Vec::new();
+    let Ok(systems) = std::fs::read_dir(dir.join("events")) else {
+        return on;
+    };
+    for sys in systems.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.is_dir()) {
+        let Ok(events) = std::fs::read_dir(&sys) else { continue };
+        for ev in events.filter_map(|e| e.ok()).map(|e| e.path().join("enable")) {
+            if std::fs::read_to_string(&ev).is_ok_and(|v| v.trim() == "1") {
+                on.push(ev);
+            }
+        }
+    }
+    on.sort();
+    on
+}
+
 /// Events lost per CPU (`per_cpu/cpuN/stats`: `overrun`, `dropped events`).
 fn lost_events(dir: &Path) -> Vec<String> {
     let mut lost = Vec::new();
@@ -157,7 +175,9 @@ pub fn capture(cmd: &[String], setup: &Setup) -> Result<Captured, UserError> {
         dir: dir.clone(),
         restore: Vec::new(),
     };
-    t.write("tracing_on", "0")?;
+    // Put back last of all (the restore list runs backwards): tracing as it was.
+    let old_on = t.read("tracing_on")?.trim().to_string();
+    t.set("tracing_on", "0", old_on)?;
     let clock = t.read("trace_clock")?;
     let old_clock = selected(&clock).unwrap_or("local").to_string();
     if !clock
@@ -173,15 +193,23 @@ pub fn capture(cmd: &[String], setup: &Setup) -> Result<Captured, UserError> {
     let old_kb = buffer_kb(&t.read("buffer_size_kb")?);
     t.set("buffer_size_kb", BUFFER_KB, old_kb)?;
     let old_all = t.read("events/enable").unwrap_or_default();
-    t.set(
-        "events/enable",
-        "0",
-        if old_all.trim() == "1" {
-            "1".into()
-        } else {
-            "0".into()
-        },
-    )?;
+    if old_all.trim() == "X" {
+        // Some events were on: each of them is switched back on afterwards.
+        for f in enabled_events(&dir) {
+            t.restore.push((f, "1".into()));
+        }
+        t.write("events/enable", "0")?;
+    } else {
+        t.set(
+            "events/enable",
+            "0",
+            if old_all.trim() == "1" {
+                "1".into()
+            } else {
+                "0".into()
+            },
+        )?;
+    }
     for o in setup.options {
         let f = format!("options/{o}");
         if let Ok(old) = t.read(&f) {

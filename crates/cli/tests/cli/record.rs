@@ -273,6 +273,28 @@ fn a_live_recording_takes_the_command_and_its_children_and_restores_tracefs() {
 }
 
 #[test]
+fn tracing_that_was_on_and_events_that_were_on_are_on_again_afterwards() {
+    let dir = TempDir::new("record-restore");
+    let tracefs = fake_tracefs(&dir, 0);
+    let put = |p: &str, v: &str| std::fs::write(tracefs.join(p), v).unwrap();
+    put("tracing_on", "1\n");
+    put("events/enable", "X\n");
+    std::fs::create_dir_all(tracefs.join("events/irq/irq_handler_entry")).unwrap();
+    put("events/irq/irq_handler_entry/enable", "1\n");
+    put("events/sched/sched_switch/enable", "1\n");
+    let template = dir.write("template.txt", &synthetic_trace("7777777", "7777778"));
+    let cmd = format!("sed -e s/7777777/$$/g {} > {}", s(&template), s(&tracefs.join("trace")));
+    let o = record_with_tracefs(&tracefs, dir.path(), &["-o", s(&dir.join("o.toml")), "--", "sh", "-c", &cmd]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let read = |p: &str| std::fs::read_to_string(tracefs.join(p)).unwrap().trim().to_string();
+    assert_eq!(read("tracing_on"), "1");
+    assert_eq!(read("events/irq/irq_handler_entry/enable"), "1", "an event that was on is on again");
+    assert_eq!(read("events/sched/sched_switch/enable"), "1");
+    assert_eq!(read("events/sched/sched_waking/enable"), "0");
+    assert_eq!(read("trace_clock"), "local");
+}
+
+#[test]
 fn a_live_recording_that_lost_events_or_has_no_tracefs_or_no_root_is_refused_and_writes_nothing() {
     let dir = TempDir::new("record-live-bad");
     let tracefs = fake_tracefs(&dir, 42);
@@ -322,6 +344,7 @@ fn record_then_replay_round_trip_on_this_machine() {
         return;
     }
     let clock = std::fs::read_to_string(top.join("trace_clock")).unwrap();
+    let on = std::fs::read_to_string(top.join("tracing_on")).unwrap();
     let dir = TempDir::new("record-real");
     let out = dir.join("real.toml");
     // Two timed sleeps in a row (forked sleep processes) and a pipe between two processes.
@@ -333,6 +356,7 @@ fn record_then_replay_round_trip_on_this_machine() {
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}\n{}", stderr(&o), stdout(&o));
     assert_eq!(std::fs::read_to_string(top.join("trace_clock")).unwrap(), clock, "the trace clock is restored");
+    assert_eq!(std::fs::read_to_string(top.join("tracing_on")).unwrap(), on, "tracing is on again if it was");
     let text = std::fs::read_to_string(&out).unwrap();
     let rec: f64 = text.lines().find_map(|l| l.strip_prefix("# recorded: run_time_s=")).and_then(|r| r.split(' ').next()?.parse().ok()).unwrap_or_else(|| panic!("{text}"));
     assert!(rec >= 0.04, "two 20 ms sleeps: {rec} s\n{text}");
