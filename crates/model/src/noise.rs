@@ -45,8 +45,6 @@ pub struct Noise {
     pub name: String,
     pub irqs: Vec<IrqSource>,
     pub noise_first: u32,
-    /// First activation of each noise task (index from `noise_first`).
-    pub first_wake: Vec<(Time, u32)>,
     /// Interrupts delivered and their handler time.
     pub irq_count: u64,
     pub irq_time: Time,
@@ -63,6 +61,20 @@ fn cpus_of(list: &str, n: usize) -> CpuSet {
 
 fn us(x: f64) -> Time {
     (x * USEC as f64).round() as Time
+}
+
+/// An exponential draw of mean `mean` (the interval of a Poisson process).
+fn exp_draw(rng: &mut RngStream, mean: Time) -> Time {
+    (-(1.0 - rng.unit()).ln() * mean as f64) as Time
+}
+
+/// A source's first activation after the run starts: a uniform phase of a periodic source's
+/// period, or a Poisson source's first arrival (memoryless: a draw of its interval).
+fn first_arrival(rng: &mut RngStream, arrival: Arrival, period: Time) -> Time {
+    match arrival {
+        Arrival::Periodic => (rng.unit() * period as f64) as Time,
+        Arrival::Poisson => exp_draw(rng, period),
+    }
 }
 
 impl Sim {
@@ -99,7 +111,9 @@ impl Sim {
                 Arrival::Periodic => Op::SleepUntilNext { period },
                 Arrival::Poisson => Op::Sleep(Dur::Exp { mean: period }),
             };
-            let prog = vec![Op::LoopStart { count: u64::MAX, end: 3 }, Op::Compute(run), sleep, Op::LoopEnd { start: 0 }];
+            // One program for every instance of the source (programs are immutable).
+            let prog_id = self.programs.len() as u32;
+            self.programs.push(vec![Op::LoopStart { count: u64::MAX, end: 3 }, Op::Compute(run), sleep, Op::LoopEnd { start: 0 }]);
             let instances: Vec<(String, CpuSet)> = if spec.per_cpu {
                 cpus.iter().map(|c| (spec.name.replace("{cpu}", &c.to_string()), CpuSet::from_cpus([c]))).collect()
             } else {
@@ -110,22 +124,14 @@ impl Sim {
                 // Where the task last ran: its pinned CPU, or one of its CPUs drawn from the seed.
                 let w = allowed.weight() as u64;
                 let cpu = allowed.iter().nth(phase_rng.below(w) as usize).unwrap_or(0) as u32;
-                let prog_id = self.programs.len() as u32;
-                self.programs.push(prog.clone());
                 let mut task = Task::new(name, false, prog_id, allowed, cpu, 0, 0, seed, k);
                 task.rng = RngStream::new(seed, stream_id("noise"), k);
                 task.state = TState::Sleeping;
                 task.stack.push(crate::exec::Frame::User);
                 task.smt_throughput = self.c.smt_throughput;
-                // First activation: a uniform phase of the period (periodic) or the first
-                // arrival of the process (Poisson: memoryless, so also a draw from the period).
-                let first = match spec.arrival {
-                    Arrival::Periodic => (phase_rng.unit() * period as f64) as Time,
-                    Arrival::Poisson => (-(1.0 - phase_rng.unit()).ln() * period as f64) as Time,
-                };
-                // SleepUntilNext counts its grid from the first activation.
-                task.timer_next = first.max(1);
-                self.noise.first_wake.push((first.max(1), cpu));
+                // The first activation; SleepUntilNext counts its grid from it, and
+                // `arm_noise` arms the task's hrtimer there.
+                task.timer_next = first_arrival(&mut phase_rng, spec.arrival, period).max(1);
                 self.tasks.push(task);
                 self.se.push(crate::state::Entity::new(nice_to_weight(spec.nice) as u64, slice));
             }
@@ -148,18 +154,15 @@ impl Sim {
 
     /// Arms every noise source's first activation (from `run()`'s start).
     pub(crate) fn arm_noise(&mut self) {
-        let first = self.noise.noise_first;
-        for (i, (at, cpu)) in std::mem::take(&mut self.noise.first_wake).into_iter().enumerate() {
+        for t in self.noise.noise_first..self.tasks.len() as u32 {
             // The hrtimer armed on the CPU the task last ran on (hrtimer_start before it slept);
             // the CPU knows it (the idle governor's next timer).
-            self.hrtimer_start(cpu as usize, at, first + i as u32);
+            let (at, cpu) = (self.tasks[t as usize].timer_next, self.tasks[t as usize].cpu);
+            self.hrtimer_start(cpu as usize, at, t);
         }
         for s in 0..self.noise.irqs.len() {
             let src = &mut self.noise.irqs[s];
-            let at = match src.arrival {
-                Arrival::Periodic => (src.rng.unit() * src.period as f64) as Time,
-                Arrival::Poisson => (-(1.0 - src.rng.unit()).ln() * src.period as f64) as Time,
-            };
+            let at = first_arrival(&mut src.rng, src.arrival, src.period);
             self.q.push(at.max(1), Ev::DevIrq { src: s as u32 });
         }
     }
@@ -172,7 +175,7 @@ impl Sim {
         let handler = s.handler;
         let next = match s.arrival {
             Arrival::Periodic => s.period,
-            Arrival::Poisson => ((-(1.0 - s.rng.unit()).ln() * s.period as f64) as Time).max(1),
+            Arrival::Poisson => exp_draw(&mut s.rng, s.period).max(1),
         };
         let at = self.now() + next;
         self.q.push(at, Ev::DevIrq { src: src as u32 });
