@@ -75,8 +75,18 @@ pub fn record_trace(s: &Setup, r: &RunSpec, path: &Path) -> Result<(), UserError
 /// Runs `todo` (plan entries) on `jobs` threads; fills `slots[index]`. The first error in plan
 /// order is returned after every started run has finished (finished ones stay saved).
 pub fn run_all(s: &Setup, todo: &[RunSpec], jobs: usize, slots: &mut [Option<RunRecord>]) -> Result<(), UserError> {
-    let bar = if std::io::stderr().is_terminal() && !todo.is_empty() {
-        let b = ProgressBar::with_draw_target(Some(todo.len() as u64), ProgressDrawTarget::stderr());
+    for (k, res) in run_pool(todo, jobs, |r| run_one(s, r)) {
+        slots[todo[k].index] = Some(res?);
+    }
+    Ok(())
+}
+
+/// Runs `f` on every item on `jobs` threads (workers take the next item in order), with a
+/// progress bar on a terminal. After a failure no new item starts. Returns the finished items'
+/// results by item index, in item order, so nothing depends on which thread finished first.
+pub fn run_pool<T: Sync>(items: &[T], jobs: usize, f: impl Fn(&T) -> Result<RunRecord, UserError> + Sync) -> Vec<(usize, Result<RunRecord, UserError>)> {
+    let bar = if std::io::stderr().is_terminal() && !items.is_empty() {
+        let b = ProgressBar::with_draw_target(Some(items.len() as u64), ProgressDrawTarget::stderr());
         b.set_style(ProgressStyle::with_template("{bar:40} {pos}/{len} runs  {elapsed} elapsed, ETA {eta}").unwrap_or_else(|_| ProgressStyle::default_bar()));
         b
     } else {
@@ -86,18 +96,18 @@ pub fn run_all(s: &Setup, todo: &[RunSpec], jobs: usize, slots: &mut [Option<Run
     let results: Mutex<Vec<(usize, Result<RunRecord, UserError>)>> = Mutex::new(Vec::new());
     let failed = std::sync::atomic::AtomicBool::new(false);
     std::thread::scope(|sc| {
-        for _ in 0..jobs.clamp(1, todo.len().max(1)) {
+        for _ in 0..jobs.clamp(1, items.len().max(1)) {
             sc.spawn(|| loop {
                 if failed.load(Ordering::Relaxed) {
                     break;
                 }
                 let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(r) = todo.get(i) else { break };
-                let res = run_one(s, r);
+                let Some(item) = items.get(i) else { break };
+                let res = f(item);
                 if res.is_err() {
                     failed.store(true, Ordering::Relaxed);
                 }
-                results.lock().unwrap_or_else(|e| e.into_inner()).push((r.index, res));
+                results.lock().unwrap_or_else(|e| e.into_inner()).push((i, res));
                 bar.inc(1);
             });
         }
@@ -105,8 +115,5 @@ pub fn run_all(s: &Setup, todo: &[RunSpec], jobs: usize, slots: &mut [Option<Run
     bar.finish_and_clear();
     let mut results = results.into_inner().unwrap_or_else(|e| e.into_inner());
     results.sort_by_key(|(i, _)| *i);
-    for (i, res) in results {
-        slots[i] = Some(res?);
-    }
-    Ok(())
+    results
 }

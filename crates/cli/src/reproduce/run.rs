@@ -6,11 +6,7 @@
 use super::spec::{Figure, Row, Scale, Size};
 use crate::compare::{self, exec, plan::shell_quote, Prepared};
 use crate::UserError;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use std::io::IsTerminal;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Mutex;
 use wakesim_report::RunRecord;
 
 /// How the rows are run.
@@ -163,40 +159,10 @@ pub fn run(exps: &[Experiment], jobs: usize) -> Result<Records, UserError> {
     let setups: Vec<exec::Setup> = prepared.iter().map(|(p, _)| p.setup()).collect();
     let todo: Vec<(usize, &compare::plan::RunSpec)> = prepared.iter().enumerate().flat_map(|(e, (p, _))| p.todo.iter().map(move |r| (e, r))).collect();
     let mut slots: Vec<Vec<Option<RunRecord>>> = prepared.iter().map(|(p, _)| p.slots.clone()).collect();
-    let bar = if std::io::stderr().is_terminal() && !todo.is_empty() {
-        let b = ProgressBar::with_draw_target(Some(todo.len() as u64), ProgressDrawTarget::stderr());
-        b.set_style(ProgressStyle::with_template("{bar:40} {pos}/{len} runs  {elapsed} elapsed, ETA {eta}").unwrap_or_else(|_| ProgressStyle::default_bar()));
-        b
-    } else {
-        ProgressBar::hidden()
-    };
-    // Workers take the next run in order; results go to their slots, so nothing depends on
-    // which thread finished first.
-    let next = AtomicUsize::new(0);
-    let failed = AtomicBool::new(false);
-    let results: Mutex<Vec<(usize, usize, Result<RunRecord, UserError>)>> = Mutex::new(Vec::new());
-    std::thread::scope(|sc| {
-        for _ in 0..jobs.clamp(1, todo.len().max(1)) {
-            sc.spawn(|| loop {
-                if failed.load(Ordering::Relaxed) {
-                    break;
-                }
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(&(e, r)) = todo.get(i) else { break };
-                let res = exec::run_one(&setups[e], r);
-                if res.is_err() {
-                    failed.store(true, Ordering::Relaxed);
-                }
-                results.lock().unwrap_or_else(|x| x.into_inner()).push((e, r.index, res));
-                bar.inc(1);
-            });
-        }
-    });
-    bar.finish_and_clear();
-    let mut results = results.into_inner().unwrap_or_else(|x| x.into_inner());
-    results.sort_by_key(|(e, i, _)| (*e, *i));
-    for (e, i, res) in results {
-        slots[e][i] = Some(res?);
+    // One pool over every experiment's runs, in (experiment, plan) order.
+    for (k, res) in exec::run_pool(&todo, jobs, |&(e, r)| exec::run_one(&setups[e], r)) {
+        let (e, r) = todo[k];
+        slots[e][r.index] = Some(res?);
     }
     let mut out = Vec::new();
     for (((p, argv), setup), slots) in prepared.iter().zip(&setups).zip(slots) {
