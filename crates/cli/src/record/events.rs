@@ -202,8 +202,8 @@ pub fn parse(text: &str, name: &str) -> Result<Recording, String> {
             continue;
         }
         if t.starts_with('#') {
-            if let Some(k) = t.find("#P:") {
-                r.header_cpus = t[k + 3..].trim().parse().ok();
+            if t.contains("#P:") {
+                r.header_cpus = crate::replay::parse::header_cpus(t);
             }
             continue;
         }

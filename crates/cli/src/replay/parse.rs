@@ -65,6 +65,11 @@ pub struct Trace {
     pub header_cpus: Option<u32>,
 }
 
+/// The CPU count a tracefs header comment gives (`# entries-in-buffer/entries-written: … #P:4`).
+pub fn header_cpus(comment: &str) -> Option<u32> {
+    comment.find("#P:").and_then(|i| comment[i + 3..].trim().parse().ok())
+}
+
 pub fn parse_trace(text: &str) -> Trace {
     let mut t = Trace::default();
     for l in text.lines() {
@@ -73,8 +78,8 @@ pub fn parse_trace(text: &str) -> Trace {
             continue;
         }
         if s.starts_with('#') {
-            if let Some(i) = s.find("#P:") {
-                t.header_cpus = s[i + 3..].trim().parse().ok();
+            if s.contains("#P:") {
+                t.header_cpus = header_cpus(s);
             }
             continue;
         }
