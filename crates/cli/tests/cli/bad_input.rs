@@ -7,14 +7,6 @@ fn pipe(loops: &str) -> Vec<&str> {
     vec!["perf", "bench", "sched", "pipe", "-l", loops]
 }
 
-fn run_with<'a>(pre: &[&'a str], cmd: &[&'a str]) -> Vec<&'a str> {
-    let mut v = vec!["run"];
-    v.extend_from_slice(pre);
-    v.push("--");
-    v.extend_from_slice(cmd);
-    v
-}
-
 #[test]
 fn unknown_machine_is_one_line_exit_2() {
     let line = rejects(&["run", "--machine", "nosuch-box"], &["nosuch-box", "machine"]);

@@ -174,3 +174,12 @@ pub fn exclusive_cpus() -> std::sync::MutexGuard<'static, ()> {
     static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
     LOCK.lock().unwrap_or_else(|e| e.into_inner())
 }
+
+/// `wakesim run PRE… -- CMD…` as an argument list.
+pub fn run_with<'a>(pre: &[&'a str], cmd: &[&'a str]) -> Vec<&'a str> {
+    let mut v = vec!["run"];
+    v.extend_from_slice(pre);
+    v.push("--");
+    v.extend_from_slice(cmd);
+    v
+}

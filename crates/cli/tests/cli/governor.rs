@@ -5,14 +5,6 @@ use crate::common::*;
 
 const PIPE: &[&str] = &["perf", "bench", "sched", "pipe", "-l", "300"];
 
-fn run_with<'a>(pre: &[&'a str], cmd: &[&'a str]) -> Vec<&'a str> {
-    let mut v = vec!["run"];
-    v.extend_from_slice(pre);
-    v.push("--");
-    v.extend_from_slice(cmd);
-    v
-}
-
 #[test]
 fn an_unknown_governor_is_one_line_naming_it_exit_2_and_nothing_is_written() {
     let dir = TempDir::new("bad-governor");
