@@ -8,6 +8,10 @@
 //!   difference per byte is two copies (`copy_page_from_iter` in, `copy_page_to_iter` out).
 //! * [`channel_pair_ns`]: a non-blocking 100-byte write + read on a pipe or unix socketpair —
 //!   the per-message work of the channel beyond the syscall and the copy.
+//! * [`loopback_ns`]: a burst of 64-byte sends over a loopback TCP connection or a connected
+//!   UDP socket pair, then the receives that drain it, on one thread: each side's cost per
+//!   message. On loopback the send runs the whole receive path too (the NET_RX softirq on the
+//!   sending CPU, up to the receive queue); nobody sleeps, so no scheduler cost enters.
 //! * [`empty_read_ns`]: a read of an empty pipe or socket that returns `EAGAIN` — the check a
 //!   blocking read makes before it sleeps.
 //! * [`futex_ops_ns`]: a `FUTEX_WAIT` that returns at once (the word differs) and a
@@ -152,6 +156,64 @@ pub fn channel_pair_ns(socket: bool, bytes: usize, iters: u64, reps: usize) -> i
     }
     res.map(|_| out)
 }
+
+/// Nanoseconds per 64-byte send and per receive over loopback TCP (`TCP_NODELAY`) or UDP, one
+/// figure each per repetition: bursts of [`LOOPBACK_BURST`] sends timed, then the receives
+/// (`MSG_DONTWAIT`) that drain them timed; the median burst (as [`per_op_ns`]).
+/// Syscall and copy included; `wakesim calibrate` subtracts them.
+pub fn loopback_ns(tcp: bool, iters: u64, reps: usize) -> io::Result<(Vec<f64>, Vec<f64>)> {
+    use std::net::{TcpListener, TcpStream, UdpSocket};
+    use std::os::fd::AsRawFd;
+    const MSG: usize = 64;
+    let (tx, rx): (Box<dyn AsRawFd>, Box<dyn AsRawFd>) = if tcp {
+        let l = TcpListener::bind("127.0.0.1:0")?;
+        let a = TcpStream::connect(l.local_addr()?)?;
+        a.set_nodelay(true)?;
+        let (b, _) = l.accept()?;
+        (Box::new(a), Box::new(b))
+    } else {
+        let a = UdpSocket::bind("127.0.0.1:0")?;
+        let b = UdpSocket::bind("127.0.0.1:0")?;
+        a.connect(b.local_addr()?)?;
+        (Box::new(a), Box::new(b))
+    };
+    let (tx, rx) = (tx.as_raw_fd(), rx.as_raw_fd());
+    let mut buf = [1u8; MSG];
+    let bursts = (iters / LOOPBACK_BURST).max(BURSTS);
+    let (mut sends, mut recvs) = (Vec::with_capacity(reps), Vec::with_capacity(reps));
+    for _ in 0..reps {
+        let (mut s, mut r) = (Vec::new(), Vec::new());
+        for _ in 0..bursts {
+            let t0 = sys::now_ns();
+            for _ in 0..LOOPBACK_BURST {
+                // SAFETY: buf is valid for MSG bytes; the burst fits both sockets' buffers.
+                if unsafe { libc::send(tx, buf.as_ptr() as *const libc::c_void, MSG, 0) } != MSG as isize {
+                    return Err(io::Error::last_os_error());
+                }
+            }
+            let t1 = sys::now_ns();
+            let mut got = 0;
+            while got < LOOPBACK_BURST as usize * MSG {
+                // SAFETY: buf is valid for MSG bytes; a TCP read may return less than MSG.
+                let n = unsafe { libc::recv(rx, buf.as_mut_ptr() as *mut libc::c_void, MSG, libc::MSG_DONTWAIT) };
+                if n <= 0 {
+                    return Err(io::Error::other("a loopback receive found nothing the burst had sent"));
+                }
+                got += if tcp { n as usize } else { MSG };
+            }
+            let t2 = sys::now_ns();
+            s.push((t1 - t0) as f64 / LOOPBACK_BURST as f64);
+            r.push((t2 - t1) as f64 / LOOPBACK_BURST as f64);
+        }
+        sends.push(crate::Summary::of(&s).map_or(f64::NAN, |x| x.median));
+        recvs.push(crate::Summary::of(&r).map_or(f64::NAN, |x| x.median));
+    }
+    Ok((sends, recvs))
+}
+
+/// Sends per timed burst of [`loopback_ns`]: 32 datagrams of 64 B charge 32 × 832 bytes, well
+/// inside a 212992-byte receive buffer.
+pub const LOOPBACK_BURST: u64 = 32;
 
 /// Nanoseconds per read of an empty pipe (`O_NONBLOCK`) or unix socket (`MSG_DONTWAIT`) that
 /// returns `EAGAIN`, per repetition: the syscall plus the check a blocking read makes before it

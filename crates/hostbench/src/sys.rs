@@ -287,6 +287,33 @@ pub fn children_switches() -> (u64, u64) {
     (ru.ru_nvcsw as u64, ru.ru_nivcsw as u64)
 }
 
+/// Context switches so far, voluntary and involuntary, of every thread of every process in
+/// process group `pgid` (`/proc/PID/stat` field 5 is the group; each thread's
+/// `/proc/PID/task/TID/status` has `voluntary_ctxt_switches` and `nonvoluntary_ctxt_switches`).
+/// Read before a timed run's group is killed: getrusage(RUSAGE_CHILDREN) never sees processes
+/// that die unwaited.
+pub fn group_switches(pgid: libc::pid_t) -> (u64, u64) {
+    let mut sum = (0, 0);
+    let Ok(procs) = std::fs::read_dir("/proc") else { return sum };
+    for p in procs.flatten() {
+        let Some(pid) = p.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { continue };
+        // The command name (field 2) may hold spaces; the fields after its ')' are fixed.
+        let group = stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().nth(2)).and_then(|g| g.parse::<i32>().ok());
+        if group != Some(pgid) {
+            continue;
+        }
+        let Ok(threads) = std::fs::read_dir(format!("/proc/{pid}/task")) else { continue };
+        for t in threads.flatten() {
+            let Ok(status) = std::fs::read_to_string(t.path().join("status")) else { continue };
+            let field = |key: &str| status.lines().find_map(|l| l.strip_prefix(key)).and_then(|v| v.trim().parse::<u64>().ok()).unwrap_or(0);
+            sum.0 += field("voluntary_ctxt_switches:");
+            sum.1 += field("nonvoluntary_ctxt_switches:");
+        }
+    }
+    sum
+}
+
 /// `kill(-pgid, SIGKILL)`: end a whole process group this crate created.
 pub fn kill_group(pgid: libc::pid_t) {
     // SAFETY: plain syscall on a group we own.

@@ -9,6 +9,7 @@
 //! | a unix socket streamed between two threads pinned to one CPU, each side's CPU time | the `unix_send : unix_recv` split | each side minus its syscall and copy |
 //! | a read of an empty pipe / unix socket returning `EAGAIN` | `pipe_wait`, `sock_wait` | direct, minus the syscall |
 //! | pipe 100 B write + read, one thread | `pipe_send`, `pipe_recv` | direct, minus syscalls and copies |
+//! | loopback TCP / UDP, bursts of 64 B sends then the receives draining them, one thread | `tcp_send`, `tcp_recv`, `udp_send`, `udp_recv` | direct, minus the syscall and copy |
 //! | sysfs `cpu0/cache/index*` | `private_cache_bytes` | the largest cache shared only within the core |
 //! | the unix pair with ≥ 8 such caches' worth of skbs queued on one pinned thread | `sock_msg_cold` | minus the hot pair |
 //! | one cache line bounced between two pinned threads, per distance class | `line.<class>` | direct (half a round trip) |
@@ -150,7 +151,7 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
     // the split decides whether a woken receiver preempts its sender); without that figure, in
     // the base profile's ratio.
     let cpu = cpus.first().copied().unwrap_or(0);
-    progress(4, total, "unix socket 100-byte write + read, one thread (and a pipe for comparison); reads of the empty channels; a socket stream between two threads on one CPU");
+    progress(4, total, "unix socket 100-byte write + read, one thread (and a pipe for comparison); reads of the empty channels; a socket stream between two threads on one CPU; loopback TCP and UDP sends and receives");
     let pipe_pair = summarise(calib::channel_pair_ns(false, 100, 20_000 / scale, reps));
     let sock = summarise(calib::channel_pair_ns(true, 100, 20_000 / scale, reps));
     let stream = wakesim_hostbench::stream::stream_split_ns(cpu, 50_000 / scale, reps).map_err(|e| format!("skipped: {e}"));
@@ -200,6 +201,26 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
     table.push(Measured { what: "read of an empty unix socket (EAGAIN)".into(), unit: "ns", result: sock_empty });
     table.push(Measured { what: format!("socket stream on CPU {cpu}, sender per message"), unit: "ns", result: sender });
     table.push(Measured { what: format!("socket stream on CPU {cpu}, receiver per message"), unit: "ns", result: receiver });
+    // Loopback TCP and UDP, each side on its own: a send's path includes the NET_RX softirq on
+    // this CPU up to the receive queue; minus the syscall and the 64-byte copy.
+    for tcp in [true, false] {
+        let name = if tcp { "TCP" } else { "UDP" };
+        let r = calib::loopback_ns(tcp, 20_000 / scale, reps).map_err(|e| format!("skipped: {e}"));
+        let side = |pick: fn(&(Vec<f64>, Vec<f64>)) -> &Vec<f64>| -> Result<Summary, String> {
+            Summary::of(pick(r.as_ref().map_err(Clone::clone)?)).ok_or_else(|| "no figure".into())
+        };
+        let (send, recv) = (side(|x| &x.0), side(|x| &x.1));
+        let own = (p.syscall + p.copy(64)) as f64;
+        let (fs, fr) = if tcp { (&mut p.tcp_send, &mut p.tcp_recv) } else { (&mut p.udp_send, &mut p.udp_recv) };
+        for (res, (field, slot)) in [(&send, (if tcp { "tcp_send" } else { "udp_send" }, fs)), (&recv, (if tcp { "tcp_recv" } else { "udp_recv" }, fr))] {
+            if let Ok(x) = res {
+                *slot = (x.median - own).max(1.0).round() as u64;
+                notes.insert(field.into(), format!("measured: loopback {name} 64 B, one thread, bursts of {} − syscall − copy, {}", calib::LOOPBACK_BURST, note(x, "ns")));
+            }
+        }
+        table.push(Measured { what: format!("loopback {name} 64 B send (incl. NET_RX softirq)"), unit: "ns", result: send });
+        table.push(Measured { what: format!("loopback {name} 64 B receive"), unit: "ns", result: recv });
+    }
 
     // 5. socket messages that left the cache: the same pair with ≥ 8 private caches' worth of
     // skbs queued, minus the hot pair.

@@ -193,6 +193,25 @@ fn calibrate_refuses_an_out_path_in_a_missing_directory() {
 }
 
 #[test]
+fn validate_has_network_rows_with_receiver_blocks_per_message() {
+    let _cpus = exclusive_cpus();
+    let cfg = TempDir::new("validate-net");
+    let j = cfg.join("v.json");
+    let o = wakesim_cfg(cfg.path(), &[], &["validate", "--reps", "1", "--only", "UDP_STREAM", "--json", s(&j)]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{}\n{out}", stderr(&o));
+    assert!(out.contains("| netperf UDP_STREAM 64 B | 10^6bits/s |"), "{out}");
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
+    let row = &v["rows"][0];
+    // A one-second timed run: its tasks were ended, not waited for, and their blocks still
+    // count (a loopback UDP receiver sleeps many times a second on any Linux box).
+    assert!(row["switches"]["measured_voluntary"]["median"].as_f64().is_some_and(|x| x > 100.0), "{row}");
+    let per = row["switches"]["sleeps_per_message"].as_array().unwrap();
+    assert!(per.iter().all(|x| x.as_f64().is_some_and(|x| x > 0.0 && x < 1.5)), "{row}");
+    assert!(out.contains("blocks per message, measured : predicted"), "{out}");
+}
+
+#[test]
 fn validate_quick_prints_measured_vs_predicted_and_writes_json() {
     let _cpus = exclusive_cpus();
     let cfg = TempDir::new("validate");

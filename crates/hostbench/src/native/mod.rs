@@ -84,11 +84,17 @@ pub fn run(w: &Workload, o: &NativeOptions) -> Result<NativeRun, NativeError> {
     close_all(&fds); // the runner holds its own copies; EOF then depends only on the tasks
     let exited = sys::wait_exit_timeout(runner, cap).map_err(|e| os("waiting for the run", e))?;
     let end = shm.now();
-    if !exited {
+    // A timed run (or one past its cap) is ended here: its switches are read from /proc first.
+    let killed = (!exited).then(|| {
+        let sw = sys::group_switches(runner);
         sys::kill_group(runner);
-    }
+        sw
+    });
     let _ = sys::wait(runner);
-    let sw1 = sys::children_switches();
+    let sw1 = match killed {
+        Some(sw) => (sw0.0 + sw.0, sw0.1 + sw.1),
+        None => sys::children_switches(),
+    };
     if let Some(e) = shm.error() {
         return Err(NativeError::Task(e));
     }
