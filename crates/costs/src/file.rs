@@ -87,6 +87,7 @@ const SCALARS: &[(&str, Get, Set)] = &[
     ("pipe_recv", |p| p.pipe_recv, |p, v| p.pipe_recv = v),
     ("pipe_wait", |p| p.pipe_wait, |p, v| p.pipe_wait = v),
     ("sock_wait", |p| p.sock_wait, |p, v| p.sock_wait = v),
+    ("sock_queue_hold", |p| p.sock_queue_hold, |p, v| p.sock_queue_hold = v),
     ("pipe_lines", |p| p.pipe_lines, |p, v| p.pipe_lines = v),
     ("sock_lines", |p| p.sock_lines, |p, v| p.sock_lines = v),
     ("pipe_msg_lines", |p| p.pipe_msg_lines, |p, v| p.pipe_msg_lines = v),

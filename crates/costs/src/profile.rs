@@ -150,6 +150,12 @@ pub struct CostProfile {
     /// (`pipe_recv`, `unix_recv`, …) is charged when it completes, after the wakeup.
     pub pipe_wait: u64,
     pub sock_wait: u64,
+    /// The part of a socket op (unix stream, loopback TCP/UDP) done under the receive queue's
+    /// lock, which both ends take: the sender's enqueue (`skb_queue_tail()` under
+    /// `sk_receive_queue.lock`, at the end of its path), the receiver's dequeue (at the start of
+    /// its). The rest of the op (skb allocation, copies, protocol work) touches only its own
+    /// side's state, so the two ends overlap; a pipe op holds `pipe->mutex` throughout.
+    pub sock_queue_hold: u64,
     /// Cache lines of a pipe's own state that both ends write, a count, not ns: `pipe->mutex`,
     /// the ring's head/tail word, the `pipe_buffer` slot. An op on a CPU other than the last one
     /// to touch the pipe pays a transfer for each.

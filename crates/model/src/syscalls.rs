@@ -213,7 +213,7 @@ impl Sim {
                     // part (with any wait and line transfers) is charged by chan_rmw.
                     if let Some((chan, hold, owed)) = self.chan_op_work(op) {
                         self.tasks[t as usize].chan_work_owed = owed;
-                        self.chan_rmw(cpu, chan, hold, self.c.syscall);
+                        self.take_chan(cpu, op, chan, hold, self.c.syscall);
                     }
                 }
                 if let Some((fx, wait)) = op.as_ref().and_then(futex_op) {
@@ -235,9 +235,11 @@ impl Sim {
                 // Woken on a pipe or socket: the op retakes the channel's lock (pipe_read()'s
                 // `mutex_lock(&pipe->mutex)` after `wait_event`), pulling its lines back from
                 // the CPU of the end that woke it, and now does its work (or checks again).
-                if let Some((chan, hold, owed)) = self.cur_op(t).as_ref().and_then(|op| self.chan_op_work(op)) {
-                    self.tasks[t as usize].chan_work_owed = owed;
-                    self.chan_rmw(cpu, chan, hold, 0);
+                if let Some(op) = self.cur_op(t) {
+                    if let Some((chan, hold, owed)) = self.chan_op_work(&op) {
+                        self.tasks[t as usize].chan_work_owed = owed;
+                        self.take_chan(cpu, &op, chan, hold, 0);
+                    }
                 }
                 self.busy(cpu, 0, Frame::Sys { phase: SysPhase::Execute })
             }
@@ -306,6 +308,10 @@ impl Sim {
                 }
                 ch.bytes += bytes;
                 self.pay_owed_chan_work(cpu, t, &op);
+                if self.chans[chan as usize].skb {
+                    let work = self.chan_work(&op);
+                    self.queue_skb(cpu, chan, work);
+                }
                 let ch = &mut self.chans[chan as usize];
                 let stamp = self.msg_written[cpu];
                 self.msg_written[cpu] += if ch.skb { unix_skb_truesize(bytes) } else { bytes };
@@ -527,6 +533,33 @@ impl Sim {
         Some(if blocks { (chan, ch.wait_cost, true) } else { (chan, self.chan_work(op), false) })
     }
 
+    /// The op's `work` on channel `chan`, starting `after` ns from now: a pipe op holds
+    /// `pipe->mutex` for all of it (fs/pipe.c `pipe_write()`/`pipe_read()`). A socket op holds
+    /// the receive queue's lock only for the queue operation (`sock_queue_hold`), and the rest
+    /// runs beside the other end: a receive takes it first, before its copy and free
+    /// (`__skb_recv_udp()`, `skb_unlink()`); a send last, after building and (loopback)
+    /// delivering its skb, so here it pays only the rest, and takes the lock when its skb is
+    /// queued ([`Sim::queue_skb`]). Charges `cpu`; returns nothing.
+    fn take_chan(&mut self, cpu: usize, op: &Op, chan: u32, work: Time, after: Time) {
+        if !self.chans[chan as usize].skb {
+            return self.chan_rmw(cpu, chan, work, after);
+        }
+        let locked = work.min(self.c.sock_queue_hold);
+        if matches!(op, Op::Recv { .. }) {
+            self.chan_rmw(cpu, chan, locked, after);
+        }
+        self.charge(cpu, work - locked);
+    }
+
+    /// A send's skb joins the receive queue: `skb_queue_tail()` under `sk_receive_queue.lock`
+    /// (`unix_stream_sendmsg()`; loopback TCP/UDP from the NET_RX softirq on this CPU,
+    /// `tcp_queue_rcv()`, `__udp_enqueue_schedule_skb()`), the end of the send's work.
+    /// Charges `cpu`; returns nothing.
+    fn queue_skb(&mut self, cpu: usize, chan: u32, work: Time) {
+        let locked = work.min(self.c.sock_queue_hold);
+        self.chan_rmw(cpu, chan, locked, 0);
+    }
+
     /// A pipe or socket op's own work: its copy and the channel's per-message cost.
     fn chan_work(&self, op: &Op) -> Time {
         let Some((chan, bytes, send)) = chan_op(op) else { return 0 };
@@ -538,7 +571,13 @@ impl Sim {
     /// held the lock): its work is paid in the CPU's next step.
     fn pay_owed_chan_work(&mut self, cpu: usize, t: TaskId, op: &Op) {
         if std::mem::take(&mut self.tasks[t as usize].chan_work_owed) {
-            let w = self.chan_work(op);
+            let mut w = self.chan_work(op);
+            if let Some((chan, _, true)) = chan_op(op) {
+                // A socket send's queueing part is charged by `queue_skb`.
+                if self.chans[chan as usize].skb {
+                    w -= w.min(self.c.sock_queue_hold);
+                }
+            }
             self.charge(cpu, w);
         }
     }

@@ -61,6 +61,43 @@ pub fn unix_stream_capacity(write: u64) -> u64 {
     UNIX_CAPACITY.div_ceil(unix_skb_truesize(write)) * write
 }
 
+/// `skb->truesize` of one loopback UDP datagram of `payload` bytes, as `__ip_append_data()`
+/// allocates it: a linear head of payload + 59 bytes (UDP 8, IP 20, the loopback device's
+/// `LL_RESERVED_SPACE` 16, alignment slack 15), data-aligned, plus `skb_shared_info` (320);
+/// a head of at most 576 bytes comes from `skb_small_head_cache` (net/core/skbuff.c, v6.3
+/// commit bf9f1baa279f), a larger one from its power-of-two kmalloc bucket, and a datagram
+/// whose head would reach `SKB_MAX_ALLOC` (16 KiB − 320) puts its payload in page fragments;
+/// plus
+/// `struct sk_buff` (256). Checked on this project's development VM (Linux 6.18) by counting
+/// the datagrams a 212992-byte receive buffer takes: 256 of 1–100 B (832 each), 92 of
+/// 1024–1400 B (2304), 25 of 4096 B (8448), 12 of 16 KiB, 3 of 65507 B. Before v6.3 a small
+/// head took kmalloc-512 (768).
+pub fn udp_skb_truesize(payload: u64) -> u64 {
+    const SKB: u64 = 256;
+    const SHINFO: u64 = 320;
+    const SMALL_HEAD: u64 = 576;
+    const SKB_MAX_ALLOC: u64 = 16_384 - SHINFO;
+    let head = (payload + 59).div_ceil(64) * 64 + SHINFO;
+    if head <= SMALL_HEAD {
+        SKB + SMALL_HEAD
+    } else if head - SHINFO < SKB_MAX_ALLOC {
+        SKB + head.next_power_of_two()
+    } else {
+        // Headers in a small head, the payload in page fragments (`skb->truesize += copy`).
+        SKB + SMALL_HEAD + payload
+    }
+}
+
+/// Payload bytes a loopback UDP socket with receive buffer `rcvbuf` queues when every datagram
+/// is `dgram` bytes: `__udp_enqueue_schedule_skb()` (net/ipv4/udp.c) charges each datagram's
+/// truesize to `sk_rmem_alloc` and drops one that would take it past `sk_rcvbuf`, so
+/// ⌊rcvbuf / truesize⌋ datagrams fit, at least one: 256 of 64 B in 212992 bytes, not 3328.
+/// (Before v6.15 the test was `rmem > rcvbuf`, which lets one more in.)
+pub fn udp_rcvbuf_capacity(dgram: u64, rcvbuf: u64) -> u64 {
+    let dgram = dgram.max(1);
+    (rcvbuf / udp_skb_truesize(dgram)).max(1) * dgram
+}
+
 /// Payload bytes a pipe queues before the writer blocks when every write is `write` bytes:
 /// 16 buffers of one page each, and fs/pipe.c `pipe_write` merges a write into the last
 /// buffer only if it fits in that page, so ⌊4096 / write⌋ writes share a page (40 of 100 B:

@@ -17,7 +17,8 @@
 //!
 //! Not modelled (rejected): `-c`/`-C` CPU utilisation, `-i` with more than one iteration.
 //! UDP_STREAM's sender never blocks on the receiver (`SendDgram`): a datagram that finds the
-//! receive buffer full is dropped, so the second (receive) line can count fewer messages than
+//! receive buffer full is dropped (the buffer counts each datagram's truesize:
+//! `defaults::udp_rcvbuf_capacity`, 256 of 64 B), so the second (receive) line can count fewer messages than
 //! the first, as on Linux; Errors stays 0 (netperf counts failed sends there, and a drop at the
 //! receiver is not one). With `-l -BYTES` the sender blocks instead, so that the receiver's
 //! byte count is reached and the run ends.
@@ -268,6 +269,17 @@ fn build(inv: &Invocation) -> Result<Workload, WorkloadError> {
     Ok(workload(&parse(inv.args)?))
 }
 
+/// Payload bytes the receiving socket queues when every message is `msg` bytes: a UDP socket
+/// charges each datagram's truesize against its buffer (`udp_rcvbuf_capacity`); loopback TCP
+/// is bounded by the buffer's size in bytes, at least one message.
+fn rcvbuf_capacity(test: Test, msg: u64, rcvbuf: u64) -> u64 {
+    if test.udp() {
+        crate::defaults::udp_rcvbuf_capacity(msg, rcvbuf)
+    } else {
+        rcvbuf.max(msg)
+    }
+}
+
 pub fn workload(o: &Options) -> Workload {
     let kind = if o.test.udp() { ChanKind::UdpLoopback } else { ChanKind::TcpLoopback };
     let mut client = Prog::new();
@@ -277,8 +289,8 @@ pub fn workload(o: &Options) -> Workload {
     let n = o.length.unsigned_abs();
     let (channels, sent_unit) = if o.test.rr() {
         // The receiver's buffer bounds what is queued (loopback skb_orphan); at least one message.
-        let c2s = ChannelSpec { name: "request".into(), kind, capacity: o.rsr.max(o.req) };
-        let s2c = ChannelSpec { name: "response".into(), kind, capacity: o.lsr.max(o.rsp) };
+        let c2s = ChannelSpec { name: "request".into(), kind, capacity: rcvbuf_capacity(o.test, o.req, o.rsr) };
+        let s2c = ChannelSpec { name: "response".into(), kind, capacity: rcvbuf_capacity(o.test, o.rsp, o.lsr) };
         if finite {
             client.repeat(n).send(0, o.req).recv(1, o.rsp).end().mark(MARK_END);
             server.repeat(n).recv(0, o.req).send(1, o.rsp).end();
@@ -289,7 +301,7 @@ pub fn workload(o: &Options) -> Workload {
         (vec![c2s, s2c], 0)
     } else {
         let unit = o.send_size.min(o.recv_size);
-        let data = ChannelSpec { name: "data".into(), kind, capacity: o.rsr.max(o.send_size) };
+        let data = ChannelSpec { name: "data".into(), kind, capacity: rcvbuf_capacity(o.test, o.send_size, o.rsr) };
         if finite {
             let sends = n.div_ceil(o.send_size);
             client.repeat(sends).send(0, o.send_size).end().mark(MARK_END);

@@ -5,3 +5,4 @@ mod blocking_read;
 mod channel_lines;
 mod datagrams;
 mod message_lines;
+mod socket_queue;

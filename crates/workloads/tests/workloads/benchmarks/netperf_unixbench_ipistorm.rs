@@ -217,3 +217,19 @@ fn ipistorm_single_0_calls_every_other_cpu_and_counts_each_ipi() {
     let w = &r.stats.wake;
     assert!((350..=352).contains(&(w.ipis_call_function + w.poll_wakes)), "{} + {}", w.ipis_call_function, w.poll_wakes);
 }
+
+#[test]
+fn a_udp_receive_buffer_holds_as_many_datagrams_as_their_truesize_allows() {
+    use wakesim_workloads::defaults::{udp_rcvbuf_capacity, UDP_CAPACITY};
+    // Counted on the development VM (Linux 6.18): loopback datagrams of each size sent into an
+    // unread socket with the default 212992-byte receive buffer until they were dropped.
+    for (payload, queued) in [(1, 256), (64, 256), (100, 256), (1024, 92), (1400, 92), (4096, 25), (16_384, 12), (65_507, 3)] {
+        assert_eq!(udp_rcvbuf_capacity(payload, UDP_CAPACITY), queued * payload, "{payload}-byte datagrams");
+    }
+    // netperf UDP_STREAM's receiver takes 256 of its 64-byte datagrams, not 212992 / 64.
+    let w = build("test-smt2", "netperf -t UDP_STREAM -l 1 -- -m 64");
+    assert_eq!(w.channels[0].capacity, 256 * 64);
+    // TCP keeps the buffer's size in bytes.
+    let w = build("test-smt2", "netperf -t TCP_STREAM -l 1 -- -m 64");
+    assert_eq!(w.channels[0].capacity, 131_072);
+}
