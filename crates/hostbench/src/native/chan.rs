@@ -5,7 +5,7 @@ use std::io;
 use std::net::{TcpListener, TcpStream, UdpSocket};
 use std::os::fd::{IntoRawFd, RawFd};
 
-use wakesim_workloads::{ChanKind, ChannelSpec};
+use wakesim_workloads::{ChanKind, ChannelSpec, Op, Workload};
 
 /// Linux's default pipe size (`PIPE_DEF_BUFFERS` × 4 KiB).
 const PIPE_DEFAULT: u64 = 65_536;
@@ -18,8 +18,57 @@ pub struct Fds {
 }
 
 /// Open every channel; fds stay open for the run's lifetime (the runner process exits after).
-pub fn open_all(specs: &[ChannelSpec]) -> io::Result<Vec<Fds>> {
-    specs.iter().map(open).collect()
+/// Two loopback TCP or UDP channels between the same two tasks in opposite directions are one
+/// connection, as a real program's duplex socket (netperf's RR tests and tbench each use one):
+/// the second channel's ends are duplicates of the first's sockets, swapped, so that TCP's
+/// ACKs ride on the replies as they do in the real tools.
+pub fn open_all(w: &Workload) -> io::Result<Vec<Fds>> {
+    let ends = channel_ends(w);
+    let mut fds: Vec<Option<Fds>> = vec![None; w.channels.len()];
+    for (i, c) in w.channels.iter().enumerate() {
+        if fds[i].is_some() {
+            continue;
+        }
+        let f = open(c)?;
+        fds[i] = Some(f);
+        if !matches!(c.kind, ChanKind::TcpLoopback | ChanKind::UdpLoopback) {
+            continue;
+        }
+        let reverse = (i + 1..w.channels.len()).find(|&j| fds[j].is_none() && w.channels[j].kind == c.kind && ends[j].is_some() && ends[j] == ends[i].map(|(a, b)| (b, a)));
+        if let Some(j) = reverse {
+            // SAFETY: dup of fds just opened here; each copy is closed on its own.
+            let (rx, tx) = unsafe { (libc::dup(f.tx), libc::dup(f.rx)) };
+            if rx < 0 || tx < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            fds[j] = Some(Fds { rx, tx });
+        }
+    }
+    Ok(fds.into_iter().map(|f| f.expect("every channel opened")).collect())
+}
+
+/// Each channel's one writing task and one reading task, if it has exactly one of each.
+fn channel_ends(w: &Workload) -> Vec<Option<(usize, usize)>> {
+    let n = w.channels.len();
+    let (mut writers, mut readers) = (vec![Vec::new(); n], vec![Vec::new(); n]);
+    for (t, task) in w.tasks.iter().enumerate() {
+        for op in &task.program {
+            let (ch, list) = match *op {
+                Op::Send { chan, .. } | Op::SendDgram { chan, .. } => (chan, &mut writers),
+                Op::Recv { chan, .. } => (chan, &mut readers),
+                _ => continue,
+            };
+            let v = &mut list[ch as usize];
+            if !v.contains(&t) {
+                v.push(t);
+            }
+        }
+    }
+    (0..n).map(|c| match (writers[c].as_slice(), readers[c].as_slice()) {
+        ([a], [b]) if a != b => Some((*a, *b)),
+        _ => None,
+    })
+    .collect()
 }
 
 fn open(c: &ChannelSpec) -> io::Result<Fds> {
@@ -51,6 +100,8 @@ fn open(c: &ChannelSpec) -> io::Result<Fds> {
             let tx = TcpStream::connect(l.local_addr()?)?;
             tx.set_nodelay(true)?;
             let (rx, _) = l.accept()?;
+            // Both ends: a duplex connection (`open_all`) also sends from the accepted one.
+            rx.set_nodelay(true)?;
             Ok(Fds { rx: rx.into_raw_fd(), tx: tx.into_raw_fd() })
         }
         ChanKind::UdpLoopback => {
@@ -118,4 +169,37 @@ pub fn recv(fd: RawFd, buf: &mut [u8]) -> io::Result<()> {
         off += n as usize;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wakesim_workloads::bench::netperf;
+
+    fn sockname(fd: RawFd) -> Vec<u8> {
+        // SAFETY: a zeroed sockaddr_storage is a valid out-buffer of its own size.
+        let mut ss: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+        let mut len = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+        // SAFETY: see above.
+        assert_eq!(unsafe { libc::getsockname(fd, &mut ss as *mut _ as *mut libc::sockaddr, &mut len) }, 0);
+        // SAFETY: getsockname wrote `len` bytes.
+        unsafe { std::slice::from_raw_parts(&ss as *const _ as *const u8, len as usize) }.to_vec()
+    }
+
+    #[test]
+    fn request_and_response_channels_between_two_tasks_are_one_connection() {
+        for test in ["TCP_RR", "UDP_RR"] {
+            let args: Vec<String> = ["-t", test, "-l", "-10"].iter().map(|s| s.to_string()).collect();
+            let w = netperf::workload(&netperf::parse(&args).unwrap());
+            let f = open_all(&w).unwrap();
+            // The server replies on the socket it reads requests from; the client reads replies
+            // on the socket it sent from.
+            assert_eq!(sockname(f[1].tx), sockname(f[0].rx), "{test}");
+            assert_eq!(sockname(f[1].rx), sockname(f[0].tx), "{test}");
+        }
+        // A one-way stream keeps its own connection.
+        let args: Vec<String> = ["-t", "TCP_STREAM", "-l", "-10"].iter().map(|s| s.to_string()).collect();
+        let w = netperf::workload(&netperf::parse(&args).unwrap());
+        assert_eq!(open_all(&w).unwrap().len(), 1);
+    }
 }

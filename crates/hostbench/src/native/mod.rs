@@ -71,7 +71,7 @@ pub fn run(w: &Workload, o: &NativeOptions) -> Result<NativeRun, NativeError> {
     check(w)?;
     let os = |what: &str, e: std::io::Error| NativeError::Os(format!("{what}: {e}"));
     let shm = Shm::new(w).map_err(|e| os("shared memory", e))?;
-    let fds = chan::open_all(&w.channels).map_err(|e| os("opening channels", e))?;
+    let fds = chan::open_all(w).map_err(|e| os("opening channels", e))?;
     let cap = w.duration.map_or(o.cap_ns, |d| d.min(o.cap_ns));
     let t0 = sys::now_ns();
     shm.set_origin(t0);
