@@ -168,6 +168,7 @@ _RUN_OPTIONS = {
     "costs": _path,
     "noise": _path,
     "governor": _str,
+    "cgroup": _str,
     "kernel": _str,
     "features": _features,
     "seed": _int,
@@ -263,6 +264,7 @@ def run(
     costs: Optional[PathLike] = None,
     noise: Optional[PathLike] = None,
     governor: Optional[str] = None,
+    cgroup: Optional[str] = None,
     tasks: Optional[PathLike] = None,
     copies: Optional[int] = None,
     schedstat: Optional[int] = None,
@@ -279,13 +281,14 @@ def run(
     option of ``wakesim run`` is a keyword (``trace_window`` is ``--trace-window``); ``None``
     leaves an option at its default. ``noise`` is ``"none"``, ``"server"`` or a noise-profile
     file (docs/noise.md); ``governor`` a cpuidle governor (``"menu"``, ``"teo"``,
-    ``"haltpoll"``, ``"ewma"``). ``features`` is ``"+A,-B"`` or ``["+A", "-B"]``;
+    ``"haltpoll"``, ``"ewma"``); ``cgroup`` the benchmark's task group (``"autogroup"``, the
+    default, or ``"root"``). ``features`` is ``"+A,-B"`` or ``["+A", "-B"]``;
     ``trace_window`` is ``"START,END"`` or a pair; ``json`` also writes the document to a file.
     Options added to the command line later can be passed by name too (``**more``).
 
     Raises :class:`WakesimError` naming the option for a wrong type or value.
     """
-    values = dict(machine=machine, costs=costs, noise=noise, governor=governor, kernel=kernel, features=features, seed=seed, duration=duration,
+    values = dict(machine=machine, costs=costs, noise=noise, governor=governor, cgroup=cgroup, kernel=kernel, features=features, seed=seed, duration=duration,
                   tasks=tasks, copies=copies, schedstat=schedstat, trace=trace, trace_window=trace_window,
                   trace_limit=trace_limit)
     values.update(more)

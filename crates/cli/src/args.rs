@@ -106,6 +106,10 @@ pub struct CompareArgs {
     /// machine's).
     #[arg(long, value_name = "NAME")]
     pub governor: Option<String>,
+    /// The task group the benchmark runs in: `autogroup` (its session's, as distribution
+    /// kernels run a benchmark started from a shell) or `root` (autogroup off, no cpu cgroup).
+    #[arg(long, value_name = "SETUP", default_value = "autogroup")]
+    pub cgroup: String,
     /// A variant: NAME=SPEC, SPEC in the `--features` syntax (`+A,-B`) applied on top of the
     /// baseline. Repeatable.
     #[arg(long = "variant", allow_hyphen_values = true, value_name = "NAME=SPEC")]
@@ -338,6 +342,10 @@ pub struct RunArgs {
     /// `wakesim machines show` names it).
     #[arg(long, value_name = "NAME")]
     pub governor: Option<String>,
+    /// The task group the benchmark runs in: `autogroup` (its session's, as distribution
+    /// kernels run a benchmark started from a shell) or `root` (autogroup off, no cpu cgroup).
+    #[arg(long, value_name = "SETUP", default_value = "autogroup")]
+    pub cgroup: String,
     /// Seed of every random stream of the run.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,

@@ -57,7 +57,7 @@ pub fn bench(a: BenchArgs) -> Result<(), UserError> {
         let wl = wakesim_workloads::from_toml_str(&ping_pong_pairs(*pairs), "bench")?;
         let n = m.nr_cpus();
         let governor = m.cpuidle_governor;
-        let cfg = Config { machine: m, costs, features: Features::base(), seed: 1, duration_cap: (a.seconds * SEC as f64) as u64, noise: wakesim_model::NoiseProfile::none(), governor };
+        let cfg = Config { machine: m, costs, features: Features::base(), seed: 1, duration_cap: (a.seconds * SEC as f64) as u64, noise: wakesim_model::NoiseProfile::none(), governor, task_groups: wakesim_model::TaskGroups::Root };
         let sim = Sim::new(cfg, &wl).map_err(UserError)?;
         let t0 = Instant::now();
         let r = sim.run();

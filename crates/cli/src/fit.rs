@@ -20,7 +20,7 @@ pub fn simulate(m: &Machine, c: &CostProfile, f: &Features, w: &Workload, seed: 
 /// Run `w` in the model; its reporter's metric and its tasks' voluntary and involuntary
 /// context switches (the `nvcsw`/`nivcsw` sums getrusage(2) reports for a native run).
 pub fn simulate_switches(m: &Machine, c: &CostProfile, f: &Features, w: &Workload, seed: u64) -> Result<(f64, u64, u64), UserError> {
-    let cfg = Config { machine: m.clone(), costs: c.clone(), features: *f, seed, duration_cap: 60 * SEC, noise: wakesim_model::NoiseProfile::none(), governor: m.cpuidle_governor };
+    let cfg = Config { machine: m.clone(), costs: c.clone(), features: *f, seed, duration_cap: 60 * SEC, noise: wakesim_model::NoiseProfile::none(), governor: m.cpuidle_governor, task_groups: wakesim_model::TaskGroups::Autogroup };
     let r = Sim::new(cfg, w).map_err(UserError)?.run();
     let (v, i) = r.stats.switches();
     Ok((w.reporter.metric(&r.outcome).value, v, i))

@@ -62,6 +62,11 @@ pub fn resolve_noise(m: &Machine, spec: Option<&str>) -> Result<wakesim_model::N
     }
 }
 
+/// `--cgroup SETUP`: where the benchmark's tasks run (`wakesim_model::autogroup`).
+pub fn resolve_task_groups(setup: &str) -> Result<wakesim_model::TaskGroups, UserError> {
+    setup.parse().map_err(|e| UserError(format!("--cgroup: {e}")))
+}
+
 /// `--governor NAME`, else the machine's cpuidle governor.
 pub fn resolve_governor(m: &Machine, name: Option<&str>) -> Result<wakesim_model::GovernorKind, UserError> {
     match name {
@@ -136,6 +141,8 @@ struct RunJson<'a> {
     cost_profile: &'a str,
     /// The cpuidle governor (`--governor`, else the machine's).
     governor: &'static str,
+    /// The benchmark's task group (`--cgroup`).
+    cgroup: &'static str,
     features: &'a Features,
     seed: u64,
     /// The background activity's profile name (`--noise`).
@@ -226,6 +233,7 @@ pub fn run(a: RunArgs) -> Result<(), UserError> {
     let costs = resolve_costs(&machine, a.costs.as_deref())?;
     let features = parse_features(&a.kernel, a.features.as_deref())?;
     let governor = resolve_governor(&machine, a.governor.as_deref())?;
+    let task_groups = resolve_task_groups(&a.cgroup)?;
     let noise = resolve_noise(&machine, a.noise.as_deref())?;
     let (mut wl, cmd) = resolve_workload(&a, &machine)?;
     if let Some(f) = a.cpu_scale {
@@ -234,7 +242,7 @@ pub fn run(a: RunArgs) -> Result<(), UserError> {
     // The benchmark's own run time (schbench -r, netperf -l, …) ends the run unless --duration
     // is shorter.
     let cap = wl.duration.map_or(duration, |d| d.min(duration));
-    let cfg = Config { machine: machine.clone(), costs: costs.clone(), features, seed: a.seed, duration_cap: cap, noise: noise.clone(), governor };
+    let cfg = Config { machine: machine.clone(), costs: costs.clone(), features, seed: a.seed, duration_cap: cap, noise: noise.clone(), governor, task_groups };
     let mut sim = Sim::new(cfg, &wl).map_err(UserError)?.with_wasted_threshold(wasted_threshold);
     if let Some(o) = trace_opts {
         sim = sim.with_trace(o);
@@ -278,6 +286,7 @@ pub fn run(a: RunArgs) -> Result<(), UserError> {
             kernel: &a.kernel,
             cost_profile: &costs.name,
             governor: governor.name(),
+            cgroup: task_groups.name(),
             features: &features,
             seed: a.seed,
             noise: &noise.name,

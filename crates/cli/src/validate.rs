@@ -345,7 +345,7 @@ pub fn validate(a: ValidateArgs) -> Result<(), UserError> {
 /// Run `w` in the model with background activity `noise`; its reporter's metric and its tasks'
 /// voluntary and involuntary context switches (`fit::simulate_switches` on the quiet machine).
 fn simulate(m: &Machine, c: &CostProfile, f: &Features, noise: &NoiseProfile, w: &Workload, seed: u64) -> Result<(f64, u64, u64), UserError> {
-    let cfg = Config { machine: m.clone(), costs: c.clone(), features: *f, seed, duration_cap: w.duration.map_or(60 * SEC, |d| d.min(60 * SEC)), noise: noise.clone(), governor: m.cpuidle_governor };
+    let cfg = Config { machine: m.clone(), costs: c.clone(), features: *f, seed, duration_cap: w.duration.map_or(60 * SEC, |d| d.min(60 * SEC)), noise: noise.clone(), governor: m.cpuidle_governor, task_groups: wakesim_model::TaskGroups::Autogroup };
     let r = Sim::new(cfg, w).map_err(UserError)?.run();
     let (v, i) = r.stats.switches();
     Ok((w.reporter.metric(&r.outcome).value, v, i))

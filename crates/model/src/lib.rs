@@ -45,7 +45,7 @@
 //!     &["perf", "bench", "sched", "pipe", "-l", "1000"].map(String::from),
 //! )
 //! .unwrap();
-//! let cfg = Config { machine, costs, features: Features::default(), seed: 1, duration_cap: 1_000_000_000, noise: wakesim_model::NoiseProfile::none(), governor: wakesim_model::GovernorKind::Ewma };
+//! let cfg = Config { machine, costs, features: Features::default(), seed: 1, duration_cap: 1_000_000_000, noise: wakesim_model::NoiseProfile::none(), governor: wakesim_model::GovernorKind::Ewma, task_groups: wakesim_model::TaskGroups::Root };
 //! let result = Sim::new(cfg, &wl).unwrap().run();
 //!
 //! // The benchmark's own output, as perf prints it...
@@ -65,6 +65,7 @@
 //! finishes its own work later, and a CPU busy balancing with interrupts off takes the next
 //! IPI later. Nothing is added to a result afterwards.
 
+pub mod autogroup;
 mod balance;
 mod cfs;
 pub mod cpuidle;
@@ -98,6 +99,7 @@ pub mod user_locks;
 pub mod waste;
 #[doc(hidden)] pub mod testkit;
 
+pub use autogroup::TaskGroups;
 pub use cpuidle::GovernorKind;
 pub use features::Features;
 pub use wakesim_machine::NoiseProfile;

@@ -27,6 +27,8 @@ pub struct Config {
     pub noise: NoiseProfile,
     /// The cpuidle governor (`cpuidle`).
     pub governor: GovernorKind,
+    /// The task group of the workload's tasks that name none (`autogroup`).
+    pub task_groups: crate::TaskGroups,
 }
 
 pub struct Sim {
@@ -187,7 +189,7 @@ impl Sim {
                 allowed,
                 if start == u32::MAX { 0 } else { start },
                 ts.mm,
-                ts.group,
+                cfg.task_groups.group_of(ts.group),
                 cfg.seed,
                 i as u64,
             );

@@ -35,7 +35,7 @@ pub struct Setup<'a> {
 pub fn run_one(s: &Setup, r: &RunSpec) -> Result<RunRecord, UserError> {
     let wl = workload_copies(&r.command, &s.machine, s.exp.copies)?;
     let cap = duration_cap(s.exp.duration, &wl)?;
-    let cfg = Config { machine: s.machine.clone(), costs: s.costs.clone(), features: s.features[r.variant], seed: r.seed, duration_cap: cap, noise: s.noise.clone(), governor: crate::run::resolve_governor(&s.machine, s.exp.governor.as_deref())? };
+    let cfg = Config { machine: s.machine.clone(), costs: s.costs.clone(), features: s.features[r.variant], seed: r.seed, duration_cap: cap, noise: s.noise.clone(), governor: crate::run::resolve_governor(&s.machine, s.exp.governor.as_deref())?, task_groups: crate::run::resolve_task_groups(&s.exp.cgroup)? };
     let res = Sim::new(cfg, &wl).map_err(UserError)?.run();
     let record = RunRecord::new(wl.reporter.metrics(&res.outcome), wl.reporter.latency_percentiles(&res.outcome, &CDF_PERCENTILES), &res.stats);
     if let Some(store) = s.store {
@@ -67,7 +67,7 @@ const TRACE_OPTS: TraceOpts = TraceOpts { window: Some((0, 20 * MSEC)), limit: 2
 pub fn record_trace(s: &Setup, r: &RunSpec, path: &Path) -> Result<(), UserError> {
     let wl = workload_copies(&r.command, &s.machine, s.exp.copies)?;
     let cap = duration_cap(s.exp.duration, &wl)?;
-    let cfg = Config { machine: s.machine.clone(), costs: s.costs.clone(), features: s.features[r.variant], seed: r.seed, duration_cap: cap.min(TRACE_OPTS.window.map_or(cap, |w| w.1)), noise: s.noise.clone(), governor: crate::run::resolve_governor(&s.machine, s.exp.governor.as_deref())? };
+    let cfg = Config { machine: s.machine.clone(), costs: s.costs.clone(), features: s.features[r.variant], seed: r.seed, duration_cap: cap.min(TRACE_OPTS.window.map_or(cap, |w| w.1)), noise: s.noise.clone(), governor: crate::run::resolve_governor(&s.machine, s.exp.governor.as_deref())?, task_groups: crate::run::resolve_task_groups(&s.exp.cgroup)? };
     let (_, trace) = run_with_trace(cfg, &wl, TRACE_OPTS).map_err(UserError)?;
     crate::output::write_atomic_with(path, |f| trace.write_chrome_json(std::io::BufWriter::new(f)))
 }

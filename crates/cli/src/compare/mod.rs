@@ -127,6 +127,7 @@ pub fn prepare(a: &CompareArgs) -> Result<Prepared, UserError> {
         _ => None,
     };
     crate::run::resolve_governor(&machine, a.governor.as_deref())?;
+    crate::run::resolve_task_groups(&a.cgroup)?;
     let variants = plan::variants(&a.kernel, a.baseline.as_deref(), &a.variants)?;
     let sweeps = plan::sweeps(&a.sweeps)?;
     let mut exp = Experiment {
@@ -137,6 +138,7 @@ pub fn prepare(a: &CompareArgs) -> Result<Prepared, UserError> {
         noise: a.noise.clone(),
         noise_toml,
         governor: a.governor.clone(),
+        cgroup: a.cgroup.clone(),
         duration: a.duration,
         copies: a.copies,
         runs: a.runs,
@@ -212,12 +214,13 @@ pub fn compare(a: CompareArgs) -> Result<(), UserError> {
 fn print_tables(exp: &Experiment, governor: wakesim_model::GovernorKind, noise: &str, g: &Grid, formats: &[&str]) {
     let names: Vec<String> = exp.variants.iter().map(|v| if v.spec.is_empty() { v.name.clone() } else { format!("{} ({})", v.name, v.spec) }).collect();
     crate::outln!(
-        "# wakesim compare: {} on {}, kernel {}, governor {}, noise {}, {} run{} per point (seeds {}..{}); {}",
+        "# wakesim compare: {} on {}, kernel {}, governor {}, noise {}, cgroup {}, {} run{} per point (seeds {}..{}); {}",
         exp.workload,
         exp.machine,
         exp.kernel,
         governor,
         noise,
+        exp.cgroup,
         exp.runs,
         if exp.runs == 1 { "" } else { "s" },
         exp.base_seed,

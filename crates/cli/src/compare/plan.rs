@@ -38,6 +38,9 @@ pub struct Experiment {
     /// `--governor` as given (`None`: the machine's).
     #[serde(default)]
     pub governor: Option<String>,
+    /// `--cgroup` (absent in directories written before the option: `root`, as they ran).
+    #[serde(default = "root_cgroup")]
+    pub cgroup: String,
     pub duration: f64,
     /// `--copies N`: instances of the benchmark side by side in every run (absent: 1, as in
     /// directories written before the option).
@@ -53,6 +56,10 @@ pub struct Experiment {
     pub sweeps: Vec<(String, Vec<String>)>,
     /// Baseline first.
     pub variants: Vec<Variant>,
+}
+
+fn root_cgroup() -> String {
+    "root".into()
 }
 
 fn one() -> u32 {
@@ -222,6 +229,9 @@ impl Experiment {
         if let Some(g) = &self.governor {
             a.extend(["--governor".into(), g.clone()]);
         }
+        if self.cgroup != "autogroup" {
+            a.extend(["--cgroup".into(), self.cgroup.clone()]);
+        }
         let base = &self.variants[0].spec;
         let spec = match (r.variant, base.is_empty()) {
             (0, _) => base.clone(),
@@ -263,6 +273,7 @@ mod tests {
             noise: None,
             noise_toml: None,
             governor: None,
+            cgroup: "autogroup".into(),
             duration: 1.0,
             copies: 1,
             runs: 2,

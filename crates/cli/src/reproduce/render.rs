@@ -262,7 +262,8 @@ pub fn document(ctx: &Context, judged: &[Judged], exps: &[Experiment]) -> String
         "Each row is one published figure: its change on the machine and kernel profile it was published on, \
          {seeds} seeds per row (seeds 1 to N), the baseline and the variant paired seed by seed (`wakesim compare`'s \
          common random numbers). Every machine runs its defaults: the `server` background activity \
-         ([docs/noise.md]({root}docs/noise.md)) and its preset's cpuidle governor, unless the spec says otherwise.{}",
+         ([docs/noise.md]({root}docs/noise.md)), its preset's cpuidle governor, and the benchmark in its session's \
+         autogroup as a distribution kernel runs it (`--cgroup`), unless the spec says otherwise.{}",
         if ctx.subset { " Only the rows named on the command line ran." } else { "" },
         root = ctx.root
     );

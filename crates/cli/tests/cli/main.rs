@@ -3,6 +3,7 @@
 
 mod bad_input;
 mod calibrate_noise;
+mod cgroup;
 mod common;
 mod compare;
 mod golden_corpus;

@@ -21,7 +21,7 @@ impl Reporter for Elapsed {
 pub fn config(machine: &str, features: Features, seed: u64) -> Config {
     let m = preset(machine).expect("preset");
     let c = profile_for(&m.cost_profile).expect("profile");
-    Config { machine: m, costs: c, features, seed, duration_cap: 10 * wakesim_engine::SEC, noise: wakesim_model::NoiseProfile::none(), governor: wakesim_model::GovernorKind::Ewma }
+    Config { machine: m, costs: c, features, seed, duration_cap: 10 * wakesim_engine::SEC, noise: wakesim_model::NoiseProfile::none(), governor: wakesim_model::GovernorKind::Ewma, task_groups: wakesim_model::TaskGroups::Root }
 }
 
 pub fn pipe(name: &str) -> ChannelSpec {

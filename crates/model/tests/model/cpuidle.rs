@@ -11,7 +11,6 @@ use wakesim_model::cpuidle::menu::{Menu, DECAY, RESOLUTION};
 use wakesim_model::cpuidle::teo::Teo;
 use wakesim_model::cpuidle::{Governor, SelectInput, Selection, Wakeup, LATENCY_REQ_NONE};
 use wakesim_model::GovernorKind;
-use wakesim_workloads::Op;
 
 const TICK: Time = MSEC; // HZ=1000
 const POLL: usize = 0;

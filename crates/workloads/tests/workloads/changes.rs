@@ -17,7 +17,7 @@ fn run_wl(machine: &str, kernel: &str, changes: &[&str], w: Workload, cap_s: f64
     f.apply(&changes.join(",")).unwrap();
     let cap = (cap_s * 1e9) as u64;
     let cap = w.duration.map_or(cap, |d| d.min(cap));
-    let cfg = Config { machine: m, costs, features: f, seed: 1, duration_cap: cap, noise: wakesim_model::NoiseProfile::none(), governor: wakesim_model::GovernorKind::Ewma };
+    let cfg = Config { machine: m, costs, features: f, seed: 1, duration_cap: cap, noise: wakesim_model::NoiseProfile::none(), governor: wakesim_model::GovernorKind::Ewma, task_groups: wakesim_model::TaskGroups::Root };
     let r = Sim::new(cfg, &w).unwrap().run();
     let metric = w.reporter.metric(&r.outcome).value;
     (r, metric)

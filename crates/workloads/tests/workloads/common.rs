@@ -47,7 +47,7 @@ pub fn run(machine: &str, w: &Workload, cap_s: f64) -> RunResult {
     let costs = wakesim_costs::profile_for(&m.cost_profile).unwrap();
     let cap = (cap_s * 1e9) as u64;
     let cap = w.duration.map_or(cap, |d| d.min(cap));
-    let cfg = Config { machine: m, costs, features: Features::for_kernel("v6.6").unwrap(), seed: 1, duration_cap: cap, noise: wakesim_model::NoiseProfile::none(), governor: wakesim_model::GovernorKind::Ewma };
+    let cfg = Config { machine: m, costs, features: Features::for_kernel("v6.6").unwrap(), seed: 1, duration_cap: cap, noise: wakesim_model::NoiseProfile::none(), governor: wakesim_model::GovernorKind::Ewma, task_groups: wakesim_model::TaskGroups::Root };
     Sim::new(cfg, w).unwrap().run()
 }
 

@@ -189,7 +189,7 @@ fn ipistorm_cpus_beyond_the_machine_are_rejected_by_the_model() {
     let w = build("test-smt2", "ipistorm single=1 numipi=1 cpulist=9");
     let m = wakesim_machine::preset("test-smt2").unwrap();
     let costs = wakesim_costs::profile_for(&m.cost_profile).unwrap();
-    let cfg = wakesim_model::Config { machine: m, costs, features: Default::default(), seed: 1, duration_cap: 1_000_000_000, noise: wakesim_model::NoiseProfile::none(), governor: wakesim_model::GovernorKind::Ewma };
+    let cfg = wakesim_model::Config { machine: m, costs, features: Default::default(), seed: 1, duration_cap: 1_000_000_000, noise: wakesim_model::NoiseProfile::none(), governor: wakesim_model::GovernorKind::Ewma, task_groups: wakesim_model::TaskGroups::Root };
     let e = wakesim_model::Sim::new(cfg, &w).err().expect("rejected");
     assert!(e.contains("CPU 9"), "{e}");
 }
