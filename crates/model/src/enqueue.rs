@@ -7,29 +7,38 @@ use crate::state::{TaskId, NO_TASK};
 use wakesim_engine::invariant;
 
 impl Sim {
-    /// `update_load_avg()` for CPU `cpu`'s root cfs_rq and, if given, one of its tasks.
+    /// `update_load_avg()` for CPU `cpu`'s root cfs_rq and, if given, one of its tasks. The
+    /// group's load is propagated (`update_tg_load_avg()`, UPDATE_TG) only when the cfs_rq's
+    /// average decayed: a PELT period boundary was crossed since its last update, or load
+    /// removed by a task that left is folded in (`update_cfs_rq_load_avg()`'s `decayed`).
+    /// Attaching a task that arrived propagates at once (`DO_ATTACH`, in `activate_task`).
     pub(crate) fn update_load_avg(&mut self, cpu: usize, p: TaskId) {
         let now = self.now();
         let c = &mut self.cpus[cpu];
         let running = c.cfs.curr != NO_TASK && c.cfs.curr_on_rq;
         let nr = c.cfs.nr_running() as u64;
-        c.cfs.avg.update(now, c.cfs.load, nr, running, 1);
+        let decayed = c.cfs.avg.update(now, c.cfs.load, nr, running, 1);
+        let removed = std::mem::take(&mut c.tg_removed);
         if p != NO_TASK {
             let is_curr = self.cpus[cpu].cfs.curr == p;
             let se = &self.se[p as usize];
             // __update_load_avg_se(): load = !!on_rq; the weight multiplies in ___update_load_avg.
             self.tasks[p as usize].avg.update(now, se.on_rq as u64, se.on_rq as u64, is_curr && se.on_rq, se.weight);
         }
-        self.update_tg_load_avg(cpu, p);
+        if removed || (decayed && self.in_task_group(p)) {
+            self.update_tg_load_avg(cpu);
+        }
+    }
+
+    /// Whether `p` is a task in a task group other than the root.
+    fn in_task_group(&self, p: TaskId) -> bool {
+        p != NO_TASK && self.tasks[p as usize].group != 0
     }
 
     /// `update_tg_load_avg()`: a task in a task group changes the group's global load_avg,
     /// one cache line shared by every CPU. Concurrent writers serialise on the line; each write
     /// pays the transfer from the previous writer (Aaron Lu 2023, research §10.4).
-    fn update_tg_load_avg(&mut self, cpu: usize, p: TaskId) {
-        if p == NO_TASK || self.tasks[p as usize].group == 0 {
-            return;
-        }
+    fn update_tg_load_avg(&mut self, cpu: usize) {
         // Only when the cfs_rq's load moved by more than 1/64 of what it last contributed
         // (`update_tg_load_avg`, v6.6; the v6.7 1 ms rate limit is a kernel-profile matter).
         let now = self.now();
@@ -94,6 +103,10 @@ impl Sim {
             let mut avg = self.tasks[p as usize].avg;
             self.cpus[cpu].cfs.avg.attach(&mut avg, w);
             self.tasks[p as usize].avg = avg;
+            // attach_entity_load_avg() + update_tg_load_avg() (DO_ATTACH).
+            if self.in_task_group(p) {
+                self.update_tg_load_avg(cpu);
+            }
         }
         let slice = if self.f.EEVDF { self.t.base_slice } else { self.t.cfs_latency } as i64;
         let f = self.f;
@@ -201,6 +214,11 @@ impl Sim {
             (t.avg, w)
         };
         self.cpus[old].cfs.avg.detach(&avg, w);
+        // remove_entity_load_avg(): the old cfs_rq folds the removed load in at its next
+        // update, which then propagates to the group.
+        if self.in_task_group(p) {
+            self.cpus[old].tg_removed = true;
+        }
         if !self.f.EEVDF {
             // CFS keeps vruntime relative to min_vruntime across runqueues
             // (migrate_task_rq_fair / enqueue_entity with ENQUEUE_MIGRATED).

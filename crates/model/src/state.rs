@@ -257,6 +257,9 @@ pub struct Cpu {
     pub avail_idle: bool,
     /// Load this CPU last added to the task group's `tg->load_avg` (`tg_load_avg_contrib`).
     pub tg_load_contrib: u64,
+    /// A grouped task's load left this cfs_rq (`cfs_rq->removed`): its next load update
+    /// propagates to the group.
+    pub tg_removed: bool,
     pub tg_last_update: Time,
     /// SIS_FILTER's per-CPU state.
     pub sis_filter: crate::data::SisFilterCpu,
@@ -412,6 +415,7 @@ impl Cpu {
             llc,
             avail_idle: true,
             tg_load_contrib: 0,
+            tg_removed: false,
             tg_last_update: 0,
             wake_avg_idle: 0,
             sis_filter: Default::default(),

@@ -103,3 +103,41 @@ fn new_task_starts_with_full_load_and_half_the_spare_capacity_as_util() {
     assert!(a.load_avg >= 1000, "load_avg = scale_load_down(weight) at fork: {}", a.load_avg);
     assert!((500..=512).contains(&a.util_avg), "(capacity − cfs util)/2 on an empty CPU: {}", a.util_avg);
 }
+
+/// A pipe ping-pong pair in task group 1, both tasks pinned to `cpus`, run for 20 ms; the
+/// run's `tg->load_avg` updates.
+fn grouped_pair_tg_updates(cpus: [usize; 2]) -> u64 {
+    let mut wl = ping_pong(1, 1_000_000);
+    for (t, cpu) in wl.tasks.iter_mut().zip(cpus) {
+        t.group = 1;
+        t.allowed = Some(wakesim_machine::CpuSet::from_cpus([cpu]));
+    }
+    let r = sim_with("test-2x4", &wl, 1, |cfg| cfg.duration_cap = 20 * MSEC).run();
+    r.stats.wake.tg_updates
+}
+
+#[test]
+fn a_grouped_cfs_rq_propagates_its_load_once_a_pelt_period_not_at_every_enqueue() {
+    // update_load_avg(): update_tg_load_avg() runs when update_cfs_rq_load_avg() decayed, that
+    // is once a PELT period (1024 × 1024 ns) at most, or at an attach or detach. Two tasks
+    // ping-ponging on one CPU enqueue and dequeue hundreds of thousands of times in 20 ms and
+    // never migrate: at most one update per period, about 19.
+    let updates = grouped_pair_tg_updates([2, 2]);
+    assert!(updates <= 20 * MSEC / 1_048_576 + 2, "{updates} tg->load_avg updates in 20 ms on one CPU");
+    // On two CPUs each cfs_rq propagates on its own: at most twice as many.
+    let updates = grouped_pair_tg_updates([2, 4]);
+    assert!(updates <= 2 * (20 * MSEC / 1_048_576 + 2), "{updates} tg->load_avg updates in 20 ms on two CPUs");
+}
+
+#[test]
+fn a_grouped_task_attached_to_a_cpu_propagates_its_load_at_once() {
+    // enqueue_entity() → update_load_avg(DO_ATTACH): attach_entity_load_avg() then
+    // update_tg_load_avg(), without waiting for a PELT period. Six new tasks of one group on six
+    // idle CPUs, stopped before any period ends: six updates of tg->load_avg.
+    let mut wl = hogs(6, 10 * MSEC);
+    for t in &mut wl.tasks {
+        t.group = 1;
+    }
+    let r = sim_with("test-2x4", &wl, 1, |cfg| cfg.duration_cap = 500_000).run();
+    assert!(r.stats.wake.tg_updates >= 6, "{} updates after six attaches", r.stats.wake.tg_updates);
+}
