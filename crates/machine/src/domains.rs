@@ -228,7 +228,7 @@ pub(crate) fn sd_init(
     opts: &DomainOptions,
 ) -> SchedDomain {
     use SdFlags as F;
-    let span = tl.spans[cpu];
+    let span = tl.spans[cpu].clone();
     let w = span.weight() as u32;
     let mut flags = F::BALANCE_NEWIDLE
         | F::BALANCE_EXEC

@@ -41,7 +41,7 @@ impl<'a> GroupBuilder<'a> {
         if t == 0 {
             CpuSet::from_cpus([i])
         } else {
-            self.levels[t - 1].spans[i]
+            self.levels[t - 1].spans[i].clone()
         }
     }
 
@@ -49,7 +49,7 @@ impl<'a> GroupBuilder<'a> {
     /// per uncovered child domain, so the list starts at the local group and continues in CPU
     /// order, wrapping around.
     fn build_regular(&mut self, t: usize, cpu: usize) -> Vec<SchedGroup> {
-        let span = self.levels[t].spans[cpu];
+        let span = self.levels[t].spans[cpu].clone();
         let mut covered = CpuSet::new();
         let mut out = Vec::new();
         for i in span.iter_wrap(cpu) {
@@ -57,7 +57,7 @@ impl<'a> GroupBuilder<'a> {
                 continue;
             }
             let g = self.get_group(t, i);
-            covered = covered.or(&g.span);
+            covered.or_assign(&g.span);
             out.push(g);
         }
         out
@@ -81,7 +81,7 @@ impl<'a> GroupBuilder<'a> {
     /// with `find_descended_sibling()` when that child spans outside this domain. The balance
     /// CPU is the first CPU of `build_balance_mask()`.
     fn build_overlap(&self, t: usize, cpu: usize) -> Vec<SchedGroup> {
-        let span = self.levels[t].spans[cpu];
+        let span = &self.levels[t].spans[cpu];
         let mut covered = CpuSet::new();
         let mut out = Vec::new();
         for i in span.iter_wrap(cpu) {
@@ -90,8 +90,8 @@ impl<'a> GroupBuilder<'a> {
                 continue;
             }
             let mut sib = t;
-            if sib > 0 && !self.levels[sib - 1].spans[i].is_subset_of(&span) {
-                while sib > 0 && !self.levels[sib - 1].spans[i].is_subset_of(&span) {
+            if sib > 0 && !self.levels[sib - 1].spans[i].is_subset_of(span) {
+                while sib > 0 && !self.levels[sib - 1].spans[i].is_subset_of(span) {
                     sib -= 1;
                 }
                 while sib > 0 && self.levels[sib - 1].spans[i] == self.levels[sib].spans[i] {
@@ -99,17 +99,17 @@ impl<'a> GroupBuilder<'a> {
                 }
             }
             let gspan = if sib > 0 {
-                self.levels[sib - 1].spans[i]
+                &self.levels[sib - 1].spans[i]
             } else {
-                self.levels[sib].spans[i]
+                &self.levels[sib].spans[i]
             };
-            covered = covered.or(&gspan);
+            covered.or_assign(gspan);
             let balance = gspan
                 .iter()
-                .find(|&j| sib > 0 && self.top[j] >= sib && self.levels[sib - 1].spans[j] == gspan)
+                .find(|&j| sib > 0 && self.top[j] >= sib && self.levels[sib - 1].spans[j] == *gspan)
                 .or(gspan.first())
                 .unwrap_or(i);
-            out.push(make_group(self.topo, gspan, balance));
+            out.push(make_group(self.topo, gspan.clone(), balance));
         }
         out
     }

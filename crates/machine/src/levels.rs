@@ -78,7 +78,10 @@ pub(crate) fn topology_levels(topo: &Topology) -> Vec<TopologyLevel> {
             .map(|a| {
                 (0..nodes)
                     .filter(|&b| topo.node_dist(a, b) <= d)
-                    .fold(CpuSet::new(), |m, b| m.or(&node_masks[b as usize]))
+                    .fold(CpuSet::new(), |mut m, b| {
+                        m.or_assign(&node_masks[b as usize]);
+                        m
+                    })
             })
             .collect();
         levels.push(TopologyLevel {
@@ -87,7 +90,7 @@ pub(crate) fn topology_levels(topo: &Topology) -> Vec<TopologyLevel> {
             overlap: true,
             numa_distance: d,
             spans: (0..n)
-                .map(|cpu| per_node[topo.cpus[cpu].node as usize])
+                .map(|cpu| per_node[topo.cpus[cpu].node as usize].clone())
                 .collect(),
         });
     }
@@ -95,10 +98,11 @@ pub(crate) fn topology_levels(topo: &Topology) -> Vec<TopologyLevel> {
     // build_sched_domain(): "BUG: arch topology borken" fix-up, ensure a level covers its child.
     for l in 1..levels.len() {
         for cpu in 0..n {
-            let child = levels[l - 1].spans[cpu];
-            let s = &mut levels[l].spans[cpu];
+            let (lower, upper) = levels.split_at_mut(l);
+            let child = &lower[l - 1].spans[cpu];
+            let s = &mut upper[0].spans[cpu];
             if !child.is_subset_of(s) {
-                *s = s.or(&child);
+                *s = s.or(child);
             }
         }
     }
@@ -130,5 +134,5 @@ fn spans_by_id(topo: &Topology, key: impl Fn(&crate::CpuInfo) -> u32) -> Vec<Cpu
     for (i, c) in topo.cpus.iter().enumerate() {
         by_id[key(c) as usize].set(i);
     }
-    topo.cpus.iter().map(|c| by_id[key(c) as usize]).collect()
+    topo.cpus.iter().map(|c| by_id[key(c) as usize].clone()).collect()
 }

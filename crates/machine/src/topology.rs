@@ -343,7 +343,7 @@ fn smt_masks(cpus: &[CpuInfo]) -> (Vec<CpuSet>, u32) {
     }
     let threads = per_core.iter().map(|s| s.weight()).max().unwrap_or(1) as u32;
     (
-        cpus.iter().map(|c| per_core[c.core as usize]).collect(),
+        cpus.iter().map(|c| per_core[c.core as usize].clone()).collect(),
         threads,
     )
 }

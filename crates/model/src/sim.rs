@@ -113,9 +113,9 @@ impl Sim {
         let llcs: Vec<LlcShared> = llc_ids
             .iter()
             .map(|&id| {
-                let span = m.llc_span[id as usize];
+                let span = m.llc_span[id as usize].clone();
                 LlcShared {
-                    span,
+                    span: span.clone(),
                     has_idle_cores: false,
                     nr_idle_scan: span.weight() as u32,
                     nr_busy_cpus: 0,
@@ -166,12 +166,12 @@ impl Sim {
         let mut programs = Vec::with_capacity(wl.tasks.len());
         let first_task = tasks.len() as TaskId;
         for (i, ts) in wl.tasks.iter().enumerate() {
-            if let Some(a) = ts.allowed {
+            if let Some(a) = &ts.allowed {
                 if let Some(bad) = a.iter().find(|&c| c >= n) {
                     return Err(format!("task '{}' may run on CPU {bad}, but machine '{}' has {n} CPUs (0-{})", ts.name, m.name, n - 1));
                 }
             }
-            let allowed = ts.allowed.map(|a| a.and(&all)).unwrap_or(all);
+            let allowed = ts.allowed.as_ref().map(|a| a.and(&all)).unwrap_or_else(|| all.clone());
             if allowed.is_empty() {
                 return Err(format!("task '{}' may run on no CPU of machine '{}'", ts.name, m.name));
             }
