@@ -14,8 +14,10 @@ pub(crate) struct TopologyLevel {
     /// `sched_domains_numa_distance[tl->numa_level]` for NUMA levels, LOCAL_DISTANCE otherwise.
     pub numa_distance: u32,
     /// `tl->mask(cpu)` per CPU, with `build_sched_domain()`'s fix-up applied (a level's span
-    /// always contains the level below's span).
+    /// always contains the level below's span). CPUs with the same span share its buffer.
     pub spans: Vec<CpuSet>,
+    /// Per CPU, a number naming its span: equal spans, equal numbers (the group builder's key).
+    pub span_ids: Vec<u32>,
 }
 
 /// Levels bottom-up:
@@ -37,6 +39,7 @@ pub(crate) fn topology_levels(topo: &Topology) -> Vec<TopologyLevel> {
         overlap: false,
         numa_distance: crate::topology::LOCAL_DISTANCE,
         spans,
+        span_ids: Vec::new(),
     };
     levels.push(plain(
         SdLevel::Smt,
@@ -92,6 +95,7 @@ pub(crate) fn topology_levels(topo: &Topology) -> Vec<TopologyLevel> {
             spans: (0..n)
                 .map(|cpu| per_node[topo.cpus[cpu].node as usize].clone())
                 .collect(),
+            span_ids: Vec::new(),
         });
     }
 
@@ -106,7 +110,22 @@ pub(crate) fn topology_levels(topo: &Topology) -> Vec<TopologyLevel> {
             }
         }
     }
+    for tl in &mut levels {
+        tl.span_ids = number_spans(&tl.spans);
+    }
     levels
+}
+
+/// Numbers the distinct spans in order of first appearance.
+fn number_spans(spans: &[CpuSet]) -> Vec<u32> {
+    let mut ids: std::collections::HashMap<&CpuSet, u32> = std::collections::HashMap::new();
+    spans
+        .iter()
+        .map(|s| {
+            let next = ids.len() as u32;
+            *ids.entry(s).or_insert(next)
+        })
+        .collect()
 }
 
 /// Whether some package contains more than one NUMA node (`x86_has_numa_in_package`).
