@@ -216,7 +216,11 @@ impl Sim {
 
     /// Cost of probing every CPU of LLC `llc` from `this`.
     fn scan_cost_full(&self, this: usize, llc: usize) -> Time {
-        self.scan_cost[this][llc]
+        if self.cpus[this].llc as usize == llc {
+            return self.llc_scan_own[this];
+        }
+        let cpus = &self.llc_cpus[llc];
+        cpus.len() as u64 * (self.c.sis_probe + self.c.line.get(self.m.dist(this, cpus[0] as usize)))
     }
 
     /// `__update_idle_core()`: when `cpu` switches to idle and all its SMT siblings are idle,
