@@ -47,6 +47,15 @@ fn malformed_machine_file_names_file_and_line() {
 }
 
 #[test]
+fn a_machine_of_8193_cpus_is_one_line_naming_the_8192_limit() {
+    let dir = TempDir::new("8193-cpus");
+    let p = dir.write("big.toml", "name = \"big\"\nsockets = 3\ncores_per_llc = 2731\n");
+    let at = format!("{}:2:", p.display());
+    let line = rejects(&run_with(&["--machine", s(&p)], &pipe("10")), &[&at, "8193 CPUs", "maximum 8192"]);
+    assert_eq!(line, format!("wakesim: error: {at} this shape has 8193 CPUs, more than the maximum 8192"));
+}
+
+#[test]
 fn malformed_task_file_names_file_and_line() {
     let dir = TempDir::new("bad-tasks");
     let head = "name = \"t\"\n[[task]]\nname = \"a\"\n";

@@ -223,3 +223,14 @@ fn hz_is_the_kernels_config_hz_and_defaults_to_none() {
     assert_eq!(line, 3);
     assert!(msg.contains("'hz'") && msg.contains("500"), "{msg}");
 }
+
+#[test]
+fn machines_of_8193_cpus_are_rejected_at_the_line_that_exceeds_8192() {
+    let (line, msg) = file_err("name = \"big\"\nsockets = 3\ncores_per_llc = 2731\n");
+    assert_eq!(line, 2);
+    assert_eq!(msg, "this shape has 8193 CPUs, more than the maximum 8192");
+    let entry = "[[cpu]]\ncore = 0\nllc = 0\npackage = 0\n";
+    let (line, msg) = file_err(&entry.repeat(8193));
+    assert_eq!(line, 8192 * 4 + 1, "{msg}");
+    assert!(msg.contains("more than the maximum 8192 CPUs"), "{msg}");
+}
