@@ -399,8 +399,9 @@ impl CpuSet {
     /// Kernel bitmap format as in /proc/schedstat domain lines: comma-separated 32-bit hex words,
     /// most significant first, covering `nr_cpus`.
     pub fn to_mask_string(&self, nr_cpus: usize) -> String {
+        use std::fmt::Write;
         let words32 = nr_cpus.div_ceil(32).max(1);
-        let mut parts = Vec::with_capacity(words32);
+        let mut out = String::with_capacity(words32 * 9);
         for i in (0..words32).rev() {
             let w64 = word(self.words(), (i * 32) >> 6);
             let v = if i % 2 == 0 {
@@ -408,9 +409,12 @@ impl CpuSet {
             } else {
                 (w64 >> 32) as u32
             };
-            parts.push(format!("{v:08x}"));
+            if i + 1 != words32 {
+                out.push(',');
+            }
+            let _ = write!(out, "{v:08x}");
         }
-        parts.join(",")
+        out
     }
 }
 
