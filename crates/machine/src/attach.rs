@@ -69,7 +69,7 @@ impl Machine {
                 m.sd_llc[cpu] = Some((llc - 1) as u8);
                 m.llc_size[cpu] = sd.span_weight;
                 m.llc_id[cpu] = sd.span.first().unwrap_or(cpu) as u32;
-                m.llc_span[cpu] = sd.span;
+                m.llc_span[cpu] = sd.span.clone();
             }
             m.share_id[cpu] = match doms.iter().find(|sd| sd.has(SdFlags::CLUSTER)) {
                 Some(sd) => sd.span.first().unwrap_or(cpu) as u32,

@@ -1,6 +1,7 @@
 //! Sched domains: `build_sched_domains()` + `sd_init()` defaults + degenerate-level removal.
 
 use crate::{CpuSet, Topology};
+use std::sync::Arc;
 
 /// `SD_*` flags (include/linux/sched/sd_flags.h), as a plain bitset.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -124,8 +125,8 @@ pub struct SchedDomain {
     /// Groups of this domain; `groups[0]` is the local group (contains the owning CPU), the rest
     /// follow in the kernel's circular-list order (`build_sched_groups()` walks the span with
     /// `for_each_cpu_wrap` from the owning CPU): ascending first CPU after the local group,
-    /// wrapping around to the lower CPUs.
-    pub groups: Vec<SchedGroup>,
+    /// wrapping around to the lower CPUs. Shared with the other domains listing the same group.
+    pub groups: Vec<Arc<SchedGroup>>,
     /// `imb_numa_nr`, as `build_sched_domains()` sets it: 0 at and below the LLC, the allowed
     /// NUMA imbalance on the levels above it (fair.c reads it on SD_NUMA levels only).
     pub imb_numa_nr: u32,
@@ -228,7 +229,7 @@ pub(crate) fn sd_init(
     opts: &DomainOptions,
 ) -> SchedDomain {
     use SdFlags as F;
-    let span = tl.spans[cpu];
+    let span = tl.spans[cpu].clone();
     let w = span.weight() as u32;
     let mut flags = F::BALANCE_NEWIDLE
         | F::BALANCE_EXEC

@@ -248,7 +248,8 @@ fn assemble(os_cpus: &[usize], sys: &[SysCpu], node_of: &HashMap<usize, u32>) ->
     // into SMT, as it does on Intel servers whose L2 is per core).
     let use_clusters = sys.iter().any(|s| {
         s.cluster
-            .is_some_and(|k| k != s.core && s.core.is_subset_of(&k))
+            .as_ref()
+            .is_some_and(|k| *k != s.core && s.core.is_subset_of(k))
     });
     let mut labels: HashMap<(u8, usize, u32), u32> = HashMap::new();
     let mut label = |kind: u8, first: usize, parent: u32| {
@@ -260,10 +261,10 @@ fn assemble(os_cpus: &[usize], sys: &[SysCpu], node_of: &HashMap<usize, u32>) ->
         .zip(sys)
         .map(|(&c, s)| {
             let node = node_of.get(&c).copied().unwrap_or(0);
-            let mut llc = s.llc.unwrap_or_else(|| pkg_span(s.package));
-            let cluster = s.cluster.filter(|_| use_clusters).unwrap_or(s.core);
+            let mut llc = s.llc.clone().unwrap_or_else(|| pkg_span(s.package));
+            let cluster = s.cluster.clone().filter(|_| use_clusters).unwrap_or_else(|| s.core.clone());
             if llc != cluster && llc.is_subset_of(&cluster) {
-                llc = cluster;
+                llc = cluster.clone();
             }
             let pkg_node = label(0, s.package as usize, node);
             let llc_id = label(1, llc.first().unwrap_or(c), pkg_node);

@@ -14,8 +14,10 @@ pub(crate) struct TopologyLevel {
     /// `sched_domains_numa_distance[tl->numa_level]` for NUMA levels, LOCAL_DISTANCE otherwise.
     pub numa_distance: u32,
     /// `tl->mask(cpu)` per CPU, with `build_sched_domain()`'s fix-up applied (a level's span
-    /// always contains the level below's span).
+    /// always contains the level below's span). CPUs with the same span share its buffer.
     pub spans: Vec<CpuSet>,
+    /// Per CPU, a number naming its span: equal spans, equal numbers (the group builder's key).
+    pub span_ids: Vec<u32>,
 }
 
 /// Levels bottom-up:
@@ -37,6 +39,7 @@ pub(crate) fn topology_levels(topo: &Topology) -> Vec<TopologyLevel> {
         overlap: false,
         numa_distance: crate::topology::LOCAL_DISTANCE,
         spans,
+        span_ids: Vec::new(),
     };
     levels.push(plain(
         SdLevel::Smt,
@@ -78,7 +81,10 @@ pub(crate) fn topology_levels(topo: &Topology) -> Vec<TopologyLevel> {
             .map(|a| {
                 (0..nodes)
                     .filter(|&b| topo.node_dist(a, b) <= d)
-                    .fold(CpuSet::new(), |m, b| m.or(&node_masks[b as usize]))
+                    .fold(CpuSet::new(), |mut m, b| {
+                        m.or_assign(&node_masks[b as usize]);
+                        m
+                    })
             })
             .collect();
         levels.push(TopologyLevel {
@@ -87,22 +93,39 @@ pub(crate) fn topology_levels(topo: &Topology) -> Vec<TopologyLevel> {
             overlap: true,
             numa_distance: d,
             spans: (0..n)
-                .map(|cpu| per_node[topo.cpus[cpu].node as usize])
+                .map(|cpu| per_node[topo.cpus[cpu].node as usize].clone())
                 .collect(),
+            span_ids: Vec::new(),
         });
     }
 
     // build_sched_domain(): "BUG: arch topology borken" fix-up, ensure a level covers its child.
     for l in 1..levels.len() {
         for cpu in 0..n {
-            let child = levels[l - 1].spans[cpu];
-            let s = &mut levels[l].spans[cpu];
+            let (lower, upper) = levels.split_at_mut(l);
+            let child = &lower[l - 1].spans[cpu];
+            let s = &mut upper[0].spans[cpu];
             if !child.is_subset_of(s) {
-                *s = s.or(&child);
+                *s = s.or(child);
             }
         }
     }
+    for tl in &mut levels {
+        tl.span_ids = number_spans(&tl.spans);
+    }
     levels
+}
+
+/// Numbers the distinct spans in order of first appearance.
+fn number_spans(spans: &[CpuSet]) -> Vec<u32> {
+    let mut ids: std::collections::HashMap<&CpuSet, u32> = std::collections::HashMap::new();
+    spans
+        .iter()
+        .map(|s| {
+            let next = ids.len() as u32;
+            *ids.entry(s).or_insert(next)
+        })
+        .collect()
 }
 
 /// Whether some package contains more than one NUMA node (`x86_has_numa_in_package`).
@@ -130,5 +153,5 @@ fn spans_by_id(topo: &Topology, key: impl Fn(&crate::CpuInfo) -> u32) -> Vec<Cpu
     for (i, c) in topo.cpus.iter().enumerate() {
         by_id[key(c) as usize].set(i);
     }
-    topo.cpus.iter().map(|c| by_id[key(c) as usize]).collect()
+    topo.cpus.iter().map(|c| by_id[key(c) as usize].clone()).collect()
 }

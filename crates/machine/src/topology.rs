@@ -204,10 +204,9 @@ impl Topology {
         }
         self.check_nesting()
             .map_err(|e| MachineError::Invalid(e.msg))?;
-        for (i, m) in self.smt_mask.iter().enumerate() {
-            let want =
-                CpuSet::from_cpus((0..n).filter(|&j| self.cpus[j].core == self.cpus[i].core));
-            if *m != want {
+        let (want, _) = smt_masks(&self.cpus);
+        for (i, (m, want)) in self.smt_mask.iter().zip(&want).enumerate() {
+            if m != want {
                 return Err(MachineError::Invalid(format!(
                     "cpu {i}: smt_mask does not match the core ids"
                 )));
@@ -343,7 +342,7 @@ fn smt_masks(cpus: &[CpuInfo]) -> (Vec<CpuSet>, u32) {
     }
     let threads = per_core.iter().map(|s| s.weight()).max().unwrap_or(1) as u32;
     (
-        cpus.iter().map(|c| per_core[c.core as usize]).collect(),
+        cpus.iter().map(|c| per_core[c.core as usize].clone()).collect(),
         threads,
     )
 }

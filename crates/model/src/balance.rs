@@ -163,7 +163,7 @@ impl Sim {
         n = n.max(1);
         self.dstat[dst][level].lb_imbalance[ix] += n;
         // find_busiest_queue(): the CPU with the most runnable tasks that can give one up.
-        let span = self.m.domains[dst][level].groups[bgi].span;
+        let span = &self.m.domains[dst][level].groups[bgi].span;
         let src = span
             .iter()
             .filter(|&c| self.cpus[c].nr_running >= 2)

@@ -83,6 +83,7 @@ mod newidle;
 pub mod noise;
 pub mod pelt;
 mod periodic;
+mod read_costs;
 mod run;
 mod schedule;
 mod select;

@@ -143,8 +143,7 @@ impl Sim {
         }
         // kick_ilb(): the first idle CPU of the NOHZ mask.
         self.nohz.next_balance = j + 1;
-        let mask = self.nohz.idle_cpus;
-        let Some(ilb) = mask.iter().find(|&c| c != cpu && self.available_idle(c)) else { return };
+        let Some(ilb) = self.nohz.idle_cpus.iter().find(|&c| c != cpu && self.available_idle(c)) else { return };
         if self.cpus[ilb].csd.contains(&Csd::IlbKick) {
             return;
         }

@@ -88,12 +88,17 @@ impl Sim {
         let nr = self.nr_cpus();
         let now = if self.capped { self.cap } else { self.q.now() };
         let idle = self.idle_stats();
+        // Each distinct span is printed once: the CPUs of a domain share it.
+        let mut masks: std::collections::HashMap<&wakesim_machine::CpuSet, String> = std::collections::HashMap::new();
         let domains = (0..self.nr_cpus())
             .map(|c| {
                 self.m.domains[c]
                     .iter()
                     .zip(&self.dstat[c])
-                    .map(|(sd, st)| (sd.level.name(), sd.span.to_mask_string(self.nr_cpus()), st.clone()))
+                    .map(|(sd, st)| {
+                        let mask = masks.entry(&sd.span).or_insert_with(|| sd.span.to_mask_string(nr)).clone();
+                        (sd.level.name(), mask, st.clone())
+                    })
                     .collect()
             })
             .collect();

@@ -182,23 +182,23 @@ impl Sim {
     /// walks the parent CPU's domains top-down taking the least loaded group, then the idlest CPU
     /// (idle first, then fewest runnable, then lowest load).
     pub(crate) fn find_idlest_cpu(&self, parent: usize, p: TaskId) -> usize {
-        let allowed = self.tasks[p as usize].allowed;
+        let allowed = &self.tasks[p as usize].allowed;
         let doms = &self.m.domains[parent];
-        let mut span = doms.last().map(|sd| sd.span).unwrap_or_else(|| wakesim_machine::CpuSet::from_cpus([parent]));
+        let mut span = doms.last().map(|sd| sd.span.clone()).unwrap_or_else(|| wakesim_machine::CpuSet::from_cpus([parent]));
         for sd in doms.iter().rev() {
             if !sd.span.is_subset_of(&span) && sd.span != span {
                 continue;
             }
             let mut best: Option<(u64, u64, wakesim_machine::CpuSet)> = None;
             for g in &sd.groups {
-                let gs = g.span.and(&allowed);
+                let gs = g.span.and(allowed);
                 if gs.is_empty() || !gs.is_subset_of(&span) {
                     continue;
                 }
                 let nr: u64 = gs.iter().map(|c| self.cpus[c].nr_running as u64 + self.cpus[c].ttwu_pending as u64).sum();
                 let load: u64 = gs.iter().map(|c| self.cpu_load(c)).sum();
                 let key = (nr * 1024 / g.weight as u64, load / g.weight as u64);
-                if best.map_or(true, |b| (key.0, key.1) < (b.0, b.1)) {
+                if best.as_ref().map_or(true, |b| (key.0, key.1) < (b.0, b.1)) {
                     best = Some((key.0, key.1, gs));
                 }
             }
@@ -206,8 +206,8 @@ impl Sim {
                 span = b.2;
             }
         }
-        let cands = span.and(&allowed);
-        let cands = if cands.is_empty() { allowed } else { cands };
+        let cands = span.and(allowed);
+        let cands = if cands.is_empty() { allowed.clone() } else { cands };
         cands
             .iter()
             .min_by_key(|&c| (!self.available_idle(c) as u8, self.cpus[c].nr_running, self.cpu_load(c), c))

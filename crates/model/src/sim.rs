@@ -54,12 +54,13 @@ pub struct Sim {
     pub cpu_locks: Vec<crate::user_locks::CpuLock>,
     pub programs: Vec<Program>,
     /// SMT siblings of each CPU including itself, ascending (`cpu_smt_mask` as a list, so the hot
-    /// path does not scan a 1024-bit set).
+    /// path does not scan a whole cpumask).
     pub smt: Vec<Vec<u32>>,
     /// CPUs of each LLC (indexed like `llcs`), ascending, for the idle scan.
     pub llc_cpus: Vec<Vec<u32>>,
-    /// `scan_cost[cpu][llc]`: cost for `cpu` to probe every CPU of `llc` (idle-scan charge).
-    pub scan_cost: Vec<Vec<Time>>,
+    /// Per CPU, the cost of probing every CPU of its own LLC (the idle scan's charge; another
+    /// LLC's is its size times one probe, all its CPUs being at one distance).
+    pub llc_scan_own: Vec<Time>,
     /// Root-domain overload flag (`rd->overloaded`): some CPU has more than one runnable task.
     pub rd_overloaded: bool,
     /// CPU that last wrote the root-domain line.
@@ -115,9 +116,9 @@ impl Sim {
         let llcs: Vec<LlcShared> = llc_ids
             .iter()
             .map(|&id| {
-                let span = m.llc_span[id as usize];
+                let span = m.llc_span[id as usize].clone();
                 LlcShared {
-                    span,
+                    span: span.clone(),
                     has_idle_cores: false,
                     nr_idle_scan: span.weight() as u32,
                     nr_busy_cpus: 0,
@@ -141,13 +142,14 @@ impl Sim {
             cpus.push(Cpu::new(c as u32, c as TaskId, llc, &t, cfg.governor));
         }
         // Per-domain mutable state, with the precomputed cost of reading every rq in the span.
+        let masks = crate::read_costs::DistanceMasks::new(&m.topo);
         let doms = (0..n)
             .map(|c| {
                 m.domains[c]
                     .iter()
                     .map(|sd| DomState {
                         balance_interval_ms: sd.min_interval_ms as u64,
-                        scan_cost: sd.span.iter().map(|o| cfg.costs.line.get(m.dist(c, o))).sum::<u64>()
+                        scan_cost: masks.span_line_cost(&m.topo, c, &sd.span, &cfg.costs.line)
                             + sd.span_weight as u64 * cfg.costs.lb_stats_per_cpu,
                         ..Default::default()
                     })
@@ -168,12 +170,12 @@ impl Sim {
         let mut programs = Vec::with_capacity(wl.tasks.len());
         let first_task = tasks.len() as TaskId;
         for (i, ts) in wl.tasks.iter().enumerate() {
-            if let Some(a) = ts.allowed {
+            if let Some(a) = &ts.allowed {
                 if let Some(bad) = a.iter().find(|&c| c >= n) {
                     return Err(format!("task '{}' may run on CPU {bad}, but machine '{}' has {n} CPUs (0-{})", ts.name, m.name, n - 1));
                 }
             }
-            let allowed = ts.allowed.map(|a| a.and(&all)).unwrap_or(all);
+            let allowed = ts.allowed.as_ref().map(|a| a.and(&all)).unwrap_or_else(|| all.clone());
             if allowed.is_empty() {
                 return Err(format!("task '{}' may run on no CPU of machine '{}'", ts.name, m.name));
             }
@@ -249,14 +251,12 @@ impl Sim {
         let nt = wl.tasks.len() as u32;
         let smt = (0..n).map(|c| m.topo.smt_mask[c].iter().map(|x| x as u32).collect()).collect();
         let llc_cpus: Vec<Vec<u32>> = llcs.iter().map(|l| l.span.iter().map(|x| x as u32).collect()).collect();
-        let scan_cost = (0..n)
-            .map(|c| {
-                llc_cpus
-                    .iter()
-                    .map(|cs| cs.iter().map(|&o| cfg.costs.sis_probe + cfg.costs.line.get(m.dist(c, o as usize))).sum())
-                    .collect()
-            })
-            .collect();
+        let llc_span: Vec<CpuSet> = llcs.iter().map(|l| l.span.clone()).collect();
+        let llc_of: Vec<u32> = cpus.iter().map(|c| c.llc).collect();
+        if !crate::read_costs::llc_spans_are_topology_llcs(&m, &masks, &llc_span, &llc_of) {
+            return Err(format!("machine '{}': an LLC domain span is not one LLC of the topology", m.name));
+        }
+        let llc_scan_own = crate::read_costs::own_llc_scan_costs(&m, &masks, &llc_span, &llc_of, cfg.costs.sis_probe, &cfg.costs.line);
         let shared_runq = crate::data::SharedRunq::new(&llc_cpus, n, tasks.len());
         let launch_cpu = if cfg.noise.is_none() {
             0
@@ -266,7 +266,7 @@ impl Sim {
         let nr_work = tasks.len() as u32;
         let mut sim = Sim {
             shared_runq,
-            scan_cost,
+            llc_scan_own,
             smt,
             llc_cpus,
             t,

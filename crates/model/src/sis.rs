@@ -30,7 +30,6 @@ impl Sim {
         if self.available_idle(target) {
             return self.sis_done(SisOutcome::Target, target, cost);
         }
-        let allowed = self.tasks[p as usize].allowed;
         if prev != target && self.m.share_cache(prev, target) {
             cost += self.probe_cost(this, prev);
             if self.available_idle(prev) {
@@ -40,6 +39,7 @@ impl Sim {
         // (3) per-CPU kthread stacking does not arise: workloads have no kthreads.
         let recent = self.tasks[p as usize].recent_used_cpu as usize;
         self.tasks[p as usize].recent_used_cpu = prev as u32;
+        let allowed = &self.tasks[p as usize].allowed;
         if recent != prev && recent != target && self.m.share_cache(recent, target) && allowed.contains(recent) {
             cost += self.probe_cost(this, recent);
             if self.available_idle(recent) {
@@ -126,10 +126,10 @@ impl Sim {
 
     fn select_idle_cpu_scan(&mut self, this: usize, p: TaskId, has_idle_core: bool, target: usize, mut nr: i64) -> (Option<(usize, SisOutcome)>, Time) {
         let llc = self.cpus[target].llc as usize;
-        let allowed = self.tasks[p as usize].allowed;
+        let allowed = &self.tasks[p as usize].allowed;
         let mut cost: Time = 0;
         let n = self.llc_cpus[llc].len();
-        if self.llcs[llc].nr_avail_idle == 0 && self.m.llc_span[target].is_subset_of(&allowed) {
+        if self.llcs[llc].nr_avail_idle == 0 && self.m.llc_span[target].is_subset_of(allowed) {
             // No CPU of the LLC is idle: the scan probes as the loop below would and finds
             // nothing. Charge exactly those probes without walking them.
             let probes = if has_idle_core { n as u64 } else { (nr - 1).min(n as i64) as u64 };
@@ -216,7 +216,11 @@ impl Sim {
 
     /// Cost of probing every CPU of LLC `llc` from `this`.
     fn scan_cost_full(&self, this: usize, llc: usize) -> Time {
-        self.scan_cost[this][llc]
+        if self.cpus[this].llc as usize == llc {
+            return self.llc_scan_own[this];
+        }
+        let cpus = &self.llc_cpus[llc];
+        cpus.len() as u64 * (self.c.sis_probe + self.c.line.get(self.m.dist(this, cpus[0] as usize)))
     }
 
     /// `__update_idle_core()`: when `cpu` switches to idle and all its SMT siblings are idle,

@@ -42,8 +42,8 @@ impl Sim {
     pub(crate) fn select_idle_cpu_filter(&mut self, this: usize, p: TaskId, has_idle_core: bool, target: usize, mut nr: i64) -> (Option<(usize, SisOutcome)>, Time) {
         let l = self.cpus[target].llc as usize;
         let scan_sibling = std::mem::take(&mut self.cpus[target].sis_filter.scan_sibling);
-        let allowed = self.tasks[p as usize].allowed;
-        let cpus = self.llcs[l].sis_filter.mask.and(&allowed);
+        let allowed = &self.tasks[p as usize].allowed;
+        let cpus = self.llcs[l].sis_filter.mask.and(allowed);
         // Reading the shared mask line.
         let mut cost = self.c.line.get(self.m.dist(this, self.llcs[l].sis_filter.line.owner as usize));
         let mut idle: Option<usize> = None;

@@ -91,7 +91,7 @@ impl WasteChecker {
             );
             if let Some(top) = doms.last() {
                 let k = comp_span.iter().position(|s| *s == top.span).unwrap_or_else(|| {
-                    comp_span.push(top.span);
+                    comp_span.push(top.span.clone());
                     comp_span.len() - 1
                 });
                 comp_of[c] = k as u32;

@@ -32,7 +32,7 @@ fn malformed_machine_file_names_file_and_line() {
         ("zero-cpus.toml", "name = \"box\"\nsockets = 1\ncores_per_llc = 0\n", 3, "cores_per_llc"),
         ("zero-sockets.toml", "name = \"box\"\nsockets = 0\ncores_per_llc = 4\n", 2, "sockets"),
         ("negative.toml", "name = \"box\"\nsockets = 1\ncores_per_llc = 4\nthreads_per_core = -2\n", 4, "threads_per_core"),
-        ("too-big.toml", "name = \"box\"\nsockets = 100\ncores_per_llc = 100\n", 2, "1024"),
+        ("too-big.toml", "name = \"box\"\nsockets = 100\ncores_per_llc = 100\n", 2, "8192"),
         ("distance.toml", "sockets = 2\ncores_per_llc = 2\nnuma_distance = [[10, 21], [22, 10]]\n", 3, "symmetric"),
     ];
     for (name, text, line, word) in cases {
@@ -44,6 +44,15 @@ fn malformed_machine_file_names_file_and_line() {
     // A missing file is named too.
     let missing = dir.join("missing.toml");
     rejects(&["run", "--machine", s(&missing)], &[s(&missing)]);
+}
+
+#[test]
+fn a_machine_of_8193_cpus_is_one_line_naming_the_8192_limit() {
+    let dir = TempDir::new("8193-cpus");
+    let p = dir.write("big.toml", "name = \"big\"\nsockets = 3\ncores_per_llc = 2731\n");
+    let at = format!("{}:2:", p.display());
+    let line = rejects(&run_with(&["--machine", s(&p)], &pipe("10")), &[&at, "8193 CPUs", "maximum 8192"]);
+    assert_eq!(line, format!("wakesim: error: {at} this shape has 8193 CPUs, more than the maximum 8192"));
 }
 
 #[test]

@@ -169,6 +169,14 @@ fn machine_file_is_accepted() {
 }
 
 #[test]
+fn an_8192_cpu_machine_file_runs_a_benchmark_to_completion() {
+    let m = concat!(env!("CARGO_MANIFEST_DIR"), "/../machine/tests/data/maxsmp-8192.toml");
+    let out = ok(&run_args(&["--machine", m, "--noise", "none"], &["hackbench", "-g", "2", "-l", "20"]));
+    assert!(out.contains("Time: "), "{out}");
+    assert!(out.contains("--- wakesim statistics: 8192 CPUs"), "{out}");
+}
+
+#[test]
 fn duration_cap_stops_a_forever_workload() {
     let dir = TempDir::new("cap");
     let tasks = dir.write("spin.toml", "name = \"spin\"\n[[task]]\nname = \"a\"\nprogram = [\"loop forever {\", \"compute 10us\", \"sleep 5us\", \"}\"]\n");

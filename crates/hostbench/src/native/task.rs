@@ -39,7 +39,7 @@ pub fn run(spec: &TaskSpec, cx: &Ctx) {
 
 fn setup(spec: &TaskSpec) -> Result<(), String> {
     if let Some(set) = &spec.allowed {
-        let cpus: Vec<usize> = (0..wakesim_machine::MAX_CPUS).filter(|&c| set.contains(c)).collect();
+        let cpus: Vec<usize> = set.iter().collect();
         sys::pin_to(&cpus).map_err(|e| format!("cannot pin to CPUs {cpus:?}: {e}"))?;
     }
     if spec.nice != 0 {

@@ -109,7 +109,7 @@ fn cpu_lockers(allowed: &[Option<CpuSet>], rounds: u64, work: u64) -> Workload {
         Op::CpuSpinUnlock { set: 0 },
         Op::LoopEnd { start: 0 },
     ];
-    let tasks = allowed.iter().enumerate().map(|(i, a)| TaskSpec { mm: 1, allowed: *a, ..TaskSpec::new(format!("l{i}"), prog.clone()) }).collect();
+    let tasks = allowed.iter().enumerate().map(|(i, a)| TaskSpec { mm: 1, allowed: a.clone(), ..TaskSpec::new(format!("l{i}"), prog.clone()) }).collect();
     Workload { name: "cpu-locks".into(), tasks, channels: vec![], futexes: 0, reporter: cmd("perf bench sched pipe -l 1").reporter, duration: None }
 }
 
@@ -136,7 +136,7 @@ fn per_cpu_spinlock_excludes_tasks_stacked_on_one_cpu() {
     // other spins until the holder runs again and unlocks; the sections never overlap.
     let cpu = wakesim_hostbench::sys::allowed_cpus()[0];
     let one = Some(CpuSet::from_cpus([cpu]));
-    let w = cpu_lockers(&[one, one], 100, 50_000);
+    let w = cpu_lockers(&[one.clone(), one], 100, 50_000);
     let r = native::run(&w, &OPTS).unwrap();
     assert!(!r.outcome.capped);
     assert!(r.outcome.task_exit.iter().all(Option::is_some));

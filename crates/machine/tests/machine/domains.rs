@@ -327,3 +327,26 @@ fn the_512_cpu_preset_builds_four_levels_on_every_cpu() {
         assert_eq!(m.domains[cpu].last().unwrap().span.weight(), 512);
     }
 }
+
+#[test]
+fn an_8192_cpu_machine_file_loads_and_builds_domains_with_groups_shared_between_cpus() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/maxsmp-8192.toml");
+    let m = wakesim_machine::load_file(std::path::Path::new(path)).unwrap();
+    assert_eq!(m.nr_cpus(), 8192);
+    let chain = lv(&[("SMT", 2), ("MC", 64), ("PKG", 512), ("NUMA", 2048), ("NUMA1", 8192)]);
+    for cpu in [0, 4095, 4096, 8191] {
+        assert_eq!(levels(&m, cpu), chain, "cpu {cpu}");
+    }
+    // CPU N + 4096 is CPU N's SMT sibling; an LLC is 32 cores of one socket.
+    assert_eq!(m.topo.smt_mask[8191].to_list_string(), "4095,8191");
+    assert_eq!(m.llc_span[8191].to_list_string(), "4064-4095,8160-8191");
+    assert_eq!(m.llc_size[8191], 64);
+    // Groups: 2 threads, 32 cores, 8 LLCs, 4 sockets of a blade, 4 blades.
+    let counts: Vec<usize> = m.domains[5000].iter().map(|sd| sd.groups.len()).collect();
+    assert_eq!(counts, [2, 32, 8, 4, 4]);
+    assert!(m.domains[5000].iter().all(|sd| sd.groups[0].span.contains(5000)));
+    // As in the kernel, the CPUs of a domain share its groups rather than each copying them.
+    let (a, b) = (&m.domains[0][2].groups, &m.domains[1][2].groups);
+    assert!(std::sync::Arc::ptr_eq(&a[0], &b[0]));
+    assert_eq!(m.domains[1][2].groups[1].span.to_list_string(), "32-63,4128-4159");
+}

@@ -48,9 +48,9 @@ fn zero_counts_are_rejected_naming_the_key() {
 #[test]
 fn more_than_max_cpus_is_rejected() {
     let (line, msg) =
-        file_err("name = \"big\"\nsockets = 8\ncores_per_llc = 128\nthreads_per_core = 2\n");
+        file_err("name = \"big\"\nsockets = 33\ncores_per_llc = 128\nthreads_per_core = 2\n");
     assert_eq!(line, 2);
-    assert!(msg.contains("2048") && msg.contains("1024"), "{msg}");
+    assert!(msg.contains("8448") && msg.contains("8192"), "{msg}");
     // Overflowing products are caught too.
     let (_, msg) =
         file_err("sockets = 4000000000\ncores_per_llc = 4000000000\nllcs_per_node = 4000000000\n");
@@ -222,4 +222,15 @@ fn hz_is_the_kernels_config_hz_and_defaults_to_none() {
     let (line, msg) = file_err("sockets = 1\ncores_per_llc = 2\nhz = 500\n");
     assert_eq!(line, 3);
     assert!(msg.contains("'hz'") && msg.contains("500"), "{msg}");
+}
+
+#[test]
+fn machines_of_8193_cpus_are_rejected_at_the_line_that_exceeds_8192() {
+    let (line, msg) = file_err("name = \"big\"\nsockets = 3\ncores_per_llc = 2731\n");
+    assert_eq!(line, 2);
+    assert_eq!(msg, "this shape has 8193 CPUs, more than the maximum 8192");
+    let entry = "[[cpu]]\ncore = 0\nllc = 0\npackage = 0\n";
+    let (line, msg) = file_err(&entry.repeat(8193));
+    assert_eq!(line, 8192 * 4 + 1, "{msg}");
+    assert!(msg.contains("more than the maximum 8192 CPUs"), "{msg}");
 }

@@ -214,7 +214,7 @@ pub fn from_command_line_with(
         // tasks (sched_setaffinity after fork) replaces it, so explicit masks are kept.
         for t in &mut w.tasks {
             if t.allowed.is_none() {
-                t.allowed = Some(set);
+                t.allowed = Some(set.clone());
             }
         }
     }

@@ -393,8 +393,8 @@ pub fn from_json(text: &str, path: &str) -> Result<Workload, WorkloadError> {
             ts.mm = 1; // threads of the rt-app process
             ts.nice = t.nice;
             ts.group = group;
-            let phase_cpus = t.phases.iter().find_map(|p| p.cpus);
-            ts.allowed = t.cpus.or(phase_cpus);
+            let phase_cpus = t.phases.iter().find_map(|p| p.cpus.clone());
+            ts.allowed = t.cpus.clone().or(phase_cpus);
             names.push(ts.name.clone());
             tasks.push(ts);
         }

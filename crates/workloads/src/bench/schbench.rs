@@ -332,7 +332,7 @@ pub fn workload(o: &Options, nprocs: u32) -> Result<Workload, WorkloadError> {
             let mut wt = TaskSpec::new("schbench-worker", wp.build());
             wt.mm = 1;
             wt.smt_throughput = Some(SMT_THROUGHPUT);
-            wt.allowed = worker_set;
+            wt.allowed = worker_set.clone();
             tasks.push(wt);
         }
     }
@@ -344,7 +344,7 @@ pub fn workload(o: &Options, nprocs: u32) -> Result<Workload, WorkloadError> {
         notes.push("auto pinning message and worker threads".into());
     }
     for i in 0..m {
-        if let Some(set) = tasks[msg_task(i, t) as usize].allowed {
+        if let Some(set) = &tasks[msg_task(i, t) as usize].allowed {
             notes.push(format!("Pinning to message thread index {i} cpu {}", set.first().unwrap_or(0)));
         }
     }

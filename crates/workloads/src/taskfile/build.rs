@@ -152,7 +152,7 @@ pub(crate) fn build(src: &Src, doc: Doc) -> Result<Workload, WorkloadError> {
                 t.allowed = Some(set);
             }
             if let Some((c, line)) = d.start_cpu {
-                if t.allowed.is_some_and(|a| !a.contains(c as usize)) {
+                if t.allowed.as_ref().is_some_and(|a| !a.contains(c as usize)) {
                     return Err(src.err_at_line(line, format!("'start_cpu' {c} is not in 'cpus'")));
                 }
                 t.start_cpu = Some(c as u32);

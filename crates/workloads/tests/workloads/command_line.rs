@@ -24,6 +24,7 @@ fn loops(w: &Workload) -> u64 {
 fn cpus(w: &Workload, t: usize) -> Vec<usize> {
     w.tasks[t]
         .allowed
+        .as_ref()
         .map(|s| s.iter().collect())
         .unwrap_or_default()
 }

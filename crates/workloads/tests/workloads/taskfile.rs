@@ -173,7 +173,7 @@ program = ["loop 10 {", "send pipe{i+1} 4", "recv pipe{i} 4", "}"]
     assert_eq!(w.tasks[2].program[1], Op::Send { chan: 0, bytes: 4 });
     assert_eq!(w.tasks[2].program[2], Op::Recv { chan: 2, bytes: 4 });
     assert_eq!(
-        w.tasks[1].allowed.unwrap().iter().collect::<Vec<_>>(),
+        w.tasks[1].allowed.as_ref().unwrap().iter().collect::<Vec<_>>(),
         vec![1]
     );
     // Separate processes by default.

@@ -154,7 +154,7 @@ fn ipistorm_pins_one_kthread_per_cpu_and_targets_cpu_plus_offset_mod_n() {
     let w = build("test-2x4", "ipistorm numipi=100 single=1 offset=8 cpulist=1,3 wait=1");
     assert_eq!(w.tasks.len(), 2);
     for (t, (cpu, target)) in w.tasks.iter().zip([(1u32, 9u32), (3, 11)]) {
-        assert_eq!(t.allowed.unwrap().iter().collect::<Vec<_>>(), vec![cpu as usize]);
+        assert_eq!(t.allowed.as_ref().unwrap().iter().collect::<Vec<_>>(), vec![cpu as usize]);
         let c = wakesim_workloads::op_counts(&t.program);
         assert_eq!(c.call_funcs, 100);
         assert!(t.program.contains(&Op::CallFunc { cpu: target, wait: true }));

@@ -81,13 +81,13 @@ fn current_graph_is_m_messengers_with_t_workers() {
 #[test]
 fn pinning_follows_schbench() {
     let w = build("test-2x4", "schbench -m 2 -t 2 -M auto");
-    assert_eq!(w.tasks[0].allowed.unwrap().first(), Some(0));
-    assert_eq!(w.tasks[3].allowed.unwrap().first(), Some(1));
+    assert_eq!(w.tasks[0].allowed.as_ref().unwrap().first(), Some(0));
+    assert_eq!(w.tasks[3].allowed.as_ref().unwrap().first(), Some(1));
     // thread_auto_pin() leaves the workers unpinned (its loop index is shadowed).
     assert!(w.tasks[1].allowed.is_none());
     let w = build("test-2x4", "schbench -m 2 -t 1 -M 4-5 -W 8-15");
-    assert_eq!(w.tasks[2].allowed.unwrap().first(), Some(5));
-    assert_eq!(w.tasks[1].allowed.unwrap().weight(), 8);
+    assert_eq!(w.tasks[2].allowed.as_ref().unwrap().first(), Some(5));
+    assert_eq!(w.tasks[1].allowed.as_ref().unwrap().weight(), 8);
 }
 
 /// The ops of worker `i`'s program around its work: what comes right before and after the

@@ -63,7 +63,7 @@ fn rtapp_json_becomes_a_task_graph() {
     // barrier parties = every instance that uses the name.
     assert!(w.tasks[3].program.contains(&Op::Barrier { id: 0, parties: 2 }));
     assert_eq!(w.tasks[3].nice, 5);
-    assert_eq!(w.tasks[2].allowed.unwrap().first(), Some(1));
+    assert_eq!(w.tasks[2].allowed.as_ref().unwrap().first(), Some(1));
 
     let r = run("test-smt2", &w, 100.0);
     let out = w.reporter.render(&r.outcome);

@@ -1,0 +1,90 @@
+//! What reading every runqueue of a span costs a CPU (`update_sg_lb_stats()`'s walk over a
+//! domain, `select_idle_cpu()`'s full scan of an LLC): the sum of the line transfers by distance,
+//! computed from how many of the span's CPUs lie at each distance (`cpumask_weight_and()` with
+//! the CPU's core, cluster, LLC and package-node) rather than by visiting every CPU, so that
+//! setting up a machine of n CPUs stays near linear in n. Sums of integers: the same figures.
+
+use wakesim_costs::LineCosts;
+use wakesim_engine::Time;
+use wakesim_machine::{CpuSet, Dist, Machine, Topology};
+
+/// The CPUs of each cluster, LLC and (package, node) of a topology, as the distance classes of
+/// `Topology::dist` nest them: core ⊆ cluster ⊆ LLC ⊆ package-node.
+pub(crate) struct DistanceMasks {
+    cluster: Vec<CpuSet>,
+    llc: Vec<CpuSet>,
+    /// By index into `pkg_node_ids`.
+    pkg_node: Vec<CpuSet>,
+    pkg_node_ids: Vec<(u32, u32)>,
+}
+
+fn masks_by_id(n: usize, ids: impl Iterator<Item = u32>) -> Vec<CpuSet> {
+    let mut out: Vec<CpuSet> = Vec::new();
+    for (c, id) in ids.enumerate() {
+        if out.len() <= id as usize {
+            out.resize(id as usize + 1, CpuSet::with_nr_cpus(n));
+        }
+        out[id as usize].set(c);
+    }
+    out
+}
+
+impl DistanceMasks {
+    pub fn new(topo: &Topology) -> DistanceMasks {
+        let n = topo.nr_cpus();
+        let mut pkg_node_ids: Vec<(u32, u32)> = topo.cpus.iter().map(|c| (c.package, c.node)).collect();
+        pkg_node_ids.sort_unstable();
+        pkg_node_ids.dedup();
+        let pn = |c: &wakesim_machine::CpuInfo| pkg_node_ids.binary_search(&(c.package, c.node)).unwrap_or(0) as u32;
+        DistanceMasks {
+            cluster: masks_by_id(n, topo.cpus.iter().map(|c| c.cluster.unwrap_or(0))),
+            llc: masks_by_id(n, topo.cpus.iter().map(|c| c.llc)),
+            pkg_node: masks_by_id(n, topo.cpus.iter().map(pn)),
+            pkg_node_ids,
+        }
+    }
+
+    /// How many CPUs of `span` lie at each distance from `c`, indexed by [`Dist::index`].
+    pub fn counts(&self, topo: &Topology, c: usize, span: &CpuSet) -> [u64; 6] {
+        let info = &topo.cpus[c];
+        let local = span.contains(c) as u64;
+        let core = span.weight_and(&topo.smt_mask[c]) as u64;
+        let cluster = match info.cluster {
+            Some(k) => span.weight_and(&self.cluster[k as usize]) as u64,
+            None => core,
+        };
+        let llc = span.weight_and(&self.llc[info.llc as usize]) as u64;
+        let pn = self.pkg_node_ids.binary_search(&(info.package, info.node)).unwrap_or(0);
+        let pkg_node = span.weight_and(&self.pkg_node[pn]) as u64;
+        let all = span.weight() as u64;
+        [local, core - local, cluster - core, llc - cluster, pkg_node - llc, all - pkg_node]
+    }
+
+    /// `Σ line(dist(c, o))` over the CPUs `o` of `span`.
+    pub fn span_line_cost(&self, topo: &Topology, c: usize, span: &CpuSet, line: &LineCosts) -> Time {
+        let counts = self.counts(topo, c, span);
+        Dist::ALL.iter().map(|&d| counts[d.index()] * line.get(d)).sum()
+    }
+}
+
+/// Per CPU, the cost of probing every CPU of its own LLC (`sis_probe` plus the line of each);
+/// `llc_span[l]` is the span of the model's LLC `l`, `llc_of[c]` the LLC of CPU `c`.
+pub(crate) fn own_llc_scan_costs(m: &Machine, masks: &DistanceMasks, llc_span: &[CpuSet], llc_of: &[u32], probe: Time, line: &LineCosts) -> Vec<Time> {
+    (0..m.nr_cpus())
+        .map(|c| {
+            let span = &llc_span[llc_of[c] as usize];
+            span.weight() as u64 * probe + masks.span_line_cost(&m.topo, c, span, line)
+        })
+        .collect()
+}
+
+/// Whether every LLC span of the model is a whole LLC of the topology and holds its own CPUs:
+/// then every CPU of another LLC is at one distance from a CPU (an LLC lies in one
+/// package-node), which [`crate::sim::Sim`]'s cost of scanning another LLC relies on.
+pub(crate) fn llc_spans_are_topology_llcs(m: &Machine, masks: &DistanceMasks, llc_span: &[CpuSet], llc_of: &[u32]) -> bool {
+    let whole_llc = |s: &CpuSet| match s.first() {
+        Some(f) => *s == masks.llc[m.topo.cpus[f].llc as usize],
+        None => false,
+    };
+    llc_span.iter().all(whole_llc) && (0..m.nr_cpus()).all(|c| llc_span[llc_of[c] as usize].contains(c))
+}
