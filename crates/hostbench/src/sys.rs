@@ -297,9 +297,7 @@ pub fn group_switches(pgid: libc::pid_t) -> (u64, u64) {
     let Ok(procs) = std::fs::read_dir("/proc") else { return sum };
     for p in procs.flatten() {
         let Some(pid) = p.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { continue };
-        // The command name (field 2) may hold spaces; the fields after its ')' are fixed.
-        let group = stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().nth(2)).and_then(|g| g.parse::<i32>().ok());
+        let group = proc_stat_fields(pid as i32).and_then(|f| f.get(2)?.parse::<i32>().ok());
         if group != Some(pgid) {
             continue;
         }
@@ -312,6 +310,14 @@ pub fn group_switches(pgid: libc::pid_t) -> (u64, u64) {
         }
     }
     sum
+}
+
+/// The fields of `/proc/PID/stat` after the command name, from field 3 (`state`) on: the name
+/// (field 2) may hold spaces and parentheses, so they are counted from its last `)`. `None` if
+/// the process is gone.
+pub fn proc_stat_fields(pid: i32) -> Option<Vec<String>> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    Some(s[s.rfind(')')? + 1..].split_whitespace().map(String::from).collect())
 }
 
 /// `kill(-pgid, SIGKILL)`: end a whole process group this crate created.

@@ -216,11 +216,9 @@ pub fn transient_threads(tids: impl IntoIterator<Item = i32>, min_age_s: f64) ->
     // SAFETY: plain sysconf query.
     let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
     let uptime: f64 = std::fs::read_to_string("/proc/uptime").ok().and_then(|s| s.split_whitespace().next()?.parse().ok()).unwrap_or(f64::MAX);
-    // (flags, start time in ticks since boot) of /proc/PID/stat: fields 9 and 22, counted
-    // after the comm's closing parenthesis (a comm may hold spaces and parentheses).
+    // (flags, start time in ticks since boot) of /proc/PID/stat: fields 9 and 22.
     let stat = |pid: i32| -> Option<(u64, u64)> {
-        let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-        let f: Vec<&str> = s[s.rfind(')')? + 1..].split_whitespace().collect();
+        let f = crate::sys::proc_stat_fields(pid)?;
         Some((f.get(6)?.parse().ok()?, f.get(19)?.parse().ok()?))
     };
     const PF_KTHREAD: u64 = 0x0020_0000;
