@@ -102,6 +102,8 @@ const SCALARS: &[(&str, Get, Set)] = &[
     ("udp_send", |p| p.udp_send, |p, v| p.udp_send = v),
     ("udp_recv", |p| p.udp_recv, |p, v| p.udp_recv = v),
     ("call_function", |p| p.call_function, |p, v| p.call_function = v),
+    ("fork", |p| p.fork, |p, v| p.fork = v),
+    ("clone_thread", |p| p.clone_thread, |p, v| p.clone_thread = v),
     ("enqueue_lines", |p| p.enqueue_lines, |p, v| p.enqueue_lines = v),
 ];
 

@@ -188,6 +188,11 @@ pub struct CostProfile {
     pub tcp_recv: u64,
     pub udp_send: u64,
     pub udp_recv: u64,
+    /// The parent's `fork()` of a new process (`kernel_clone()`: `copy_process()` with its
+    /// `copy_mm()`, then `wake_up_new_task()`), and its `clone()` of a thread (no mm copy): the
+    /// time between two children a benchmark forks in a loop.
+    pub fork: u64,
+    pub clone_thread: u64,
     /// `smp_call_function_single()` on the sender beyond the queueing and the IPI send
     /// (csd lock, argument setup), and the handler body on the target.
     pub call_function: u64,

@@ -4,8 +4,10 @@
 //! `detach_tasks()` under the source rq lock (`can_migrate_task`, `task_hot`) and
 //! `attach_tasks()` under the destination's.
 //!
-//! Simplifications (stated, not hidden): no misfit/asym-packing/NUMA-fbq paths; the imbalance is
-//! expressed in tasks (half the difference, at least one), moved one per lock round trip.
+//! Simplifications (stated, not hidden): no misfit/asym-packing/NUMA-fbq paths and no active
+//! balance (a running task is never pushed by the stopper); the imbalance is expressed in tasks
+//! (half the difference, at least one), moved one per lock round trip. On SD_NUMA levels
+//! `adjust_numa_imbalance()` applies (`find_idlest.rs`).
 //!
 //! A pass is `Frame::Lb`, walked through its [`LbPhase`]s by `sched_balance_rq()`.
 
@@ -151,14 +153,26 @@ impl Sim {
                 self.dstat[dst][level].lb_balanced[ix] += 1;
                 return None;
             }
-            if prefer_sibling && b.nr > local.nr + 1 {
-                n = (b.nr - local.nr) / 2;
+            // calculate_imbalance(), local group has spare: the task or idle-CPU difference,
+            // halved after the NUMA allowance (v6.x order).
+            let imb = if prefer_sibling && b.nr > local.nr + 1 {
+                b.nr - local.nr
             } else if b.weight > 1 && local.idle_cpus > b.idle_cpus + 1 && b.nr > 1 {
-                n = (local.idle_cpus - b.idle_cpus) / 2;
+                local.idle_cpus - b.idle_cpus
             } else {
+                0
+            };
+            let sd = &self.m.domains[dst][level];
+            let imb = if imb > 0 && sd.has(SdFlags::NUMA) && self.f.NUMA_IMBALANCE {
+                crate::find_idlest::adjust_numa_imbalance(imb, local.nr + 1, sd.imb_numa_nr as u64)
+            } else {
+                imb
+            };
+            if imb == 0 {
                 self.dstat[dst][level].lb_balanced[ix] += 1;
                 return None;
             }
+            n = imb / 2;
         }
         n = n.max(1);
         self.dstat[dst][level].lb_imbalance[ix] += n;

@@ -117,6 +117,8 @@ features! {
     UTIL_EST(SCHED_FEAT) = true,
     /// A call-function IPI to a polling idle CPU only sets NEED_RESCHED (v5.8, b2a02fc43a1f).
     CSD_POLL(VERSION) = true,
+    /// Load balancing leaves a small imbalance between NUMA nodes while the destination runs at most `imb_numa_nr` tasks (adjust_numa_imbalance; v5.5 b396f52326de, v5.18 e496132ebedd, v5.19 cb29a5c19d2d).
+    NUMA_IMBALANCE(VERSION) = true,
     /// Newidle balancing is gated by avg_idle against the domain's max_newidle_lb_cost.
     NEWIDLE_COST_GATE(MECHANISM) = true,
     /// Idle CPUs stop their tick and are balanced by a NOHZ idle-load-balancer kick.
@@ -175,6 +177,7 @@ pub const KERNELS: &[KernelProfile] = &[
             ("TTWU_QUEUE_ON_CPU", false),
             ("TTWU_QUEUE_IDLE", false),
             ("CSD_POLL", false),
+            ("NUMA_IMBALANCE", false),
         ],
     },
     KernelProfile {

@@ -74,6 +74,7 @@ pub mod eevdf;
 mod enqueue;
 pub mod exec;
 pub mod features;
+mod find_idlest;
 mod idle;
 mod invariants;
 mod irq;

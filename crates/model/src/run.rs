@@ -24,10 +24,10 @@ pub struct RunResult {
 impl Sim {
     /// `wake_up_new_task()`: fork placement, first enqueue, and a kick of the chosen CPU.
     pub(crate) fn spawn(&mut self, p: TaskId) {
-        // The forking parent: the benchmark's launch CPU where the task may run there.
+        // The forking parent's CPU (the launch CPU or the daemon's), where the task may run there.
         let allowed = &self.tasks[p as usize].allowed;
-        let launch = self.launch_cpu as usize;
-        let parent = if allowed.contains(launch) { launch } else { allowed.first().unwrap_or(0) };
+        let from = self.spawn_at[(p - self.first_task) as usize].1 as usize;
+        let parent = if allowed.contains(from) { from } else { allowed.first().unwrap_or(0) };
         let start = self.tasks[p as usize].start_cpu;
         let target = if start != NO_CPU { start as usize } else { self.find_idlest_cpu(parent, p) };
         let t = &mut self.tasks[p as usize];
@@ -42,13 +42,14 @@ impl Sim {
     }
 
     /// The run's start: every CPU enters its idle loop, every workload task is queued for
-    /// `wake_up_new_task` at time 0, and the background sources are armed.
+    /// `wake_up_new_task` at its fork time (`spawn_at`), and the background sources are armed.
     pub(crate) fn start_events(&mut self) {
         for c in 0..self.nr_cpus() {
             self.resume(c);
         }
         for t in self.first_task..self.noise.noise_first {
-            self.q.push(0, Ev::Spawn { task: t });
+            let (at, _) = self.spawn_at[(t - self.first_task) as usize];
+            self.q.push(at, Ev::Spawn { task: t });
         }
         self.arm_noise();
     }

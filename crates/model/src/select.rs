@@ -177,40 +177,4 @@ impl Sim {
         self.wake.cost_scan += scan_cost;
         Placement { cpu: target as u32, cost: cost + scan_cost }
     }
-
-    /// Fork placement (`wake_up_new_task` → `select_task_rq_fair(WF_FORK)` → `find_idlest_cpu`):
-    /// walks the parent CPU's domains top-down taking the least loaded group, then the idlest CPU
-    /// (idle first, then fewest runnable, then lowest load).
-    pub(crate) fn find_idlest_cpu(&self, parent: usize, p: TaskId) -> usize {
-        let allowed = &self.tasks[p as usize].allowed;
-        let doms = &self.m.domains[parent];
-        let mut span = doms.last().map(|sd| sd.span.clone()).unwrap_or_else(|| wakesim_machine::CpuSet::from_cpus([parent]));
-        for sd in doms.iter().rev() {
-            if !sd.span.is_subset_of(&span) && sd.span != span {
-                continue;
-            }
-            let mut best: Option<(u64, u64, wakesim_machine::CpuSet)> = None;
-            for g in &sd.groups {
-                let gs = g.span.and(allowed);
-                if gs.is_empty() || !gs.is_subset_of(&span) {
-                    continue;
-                }
-                let nr: u64 = gs.iter().map(|c| self.cpus[c].nr_running as u64 + self.cpus[c].ttwu_pending as u64).sum();
-                let load: u64 = gs.iter().map(|c| self.cpu_load(c)).sum();
-                let key = (nr * 1024 / g.weight as u64, load / g.weight as u64);
-                if best.as_ref().map_or(true, |b| (key.0, key.1) < (b.0, b.1)) {
-                    best = Some((key.0, key.1, gs));
-                }
-            }
-            if let Some(b) = best {
-                span = b.2;
-            }
-        }
-        let cands = span.and(allowed);
-        let cands = if cands.is_empty() { allowed.clone() } else { cands };
-        cands
-            .iter()
-            .min_by_key(|&c| (!self.available_idle(c) as u8, self.cpus[c].nr_running, self.cpu_load(c), c))
-            .unwrap_or(parent)
-    }
 }

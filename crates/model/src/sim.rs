@@ -11,6 +11,7 @@ use crate::tunables::{nice_to_weight, Tunables};
 use wakesim_costs::CostProfile;
 use wakesim_engine::{EventQueue, Time};
 use wakesim_machine::{CpuSet, Machine};
+use wakesim_workloads::Origin;
 use wakesim_stats::{CpuSchedstat, DomainSchedstat, LatencyHist, NewidleLevel, NewidleStats, WakeStats};
 use wakesim_workloads::{ChanKind, MarkRecord, Op, Program, Workload};
 
@@ -93,6 +94,10 @@ pub struct Sim {
     /// The CPU the benchmark is launched from (the forking parent of its first tasks): CPU 0
     /// on the quiet machine, drawn from the seed when background activity runs.
     pub launch_cpu: u32,
+    /// When and from which CPU each workload task is forked (`wake_up_new_task()`), indexed
+    /// from `first_task`: in the workload's order, one `fork` or `clone_thread` apart, from the
+    /// launch CPU or the daemon's; (0, launch CPU) for a task that exists from the start.
+    pub spawn_at: Vec<(Time, u32)>,
     pub governor: GovernorKind,
 }
 
@@ -258,12 +263,18 @@ impl Sim {
         }
         let llc_scan_own = crate::read_costs::own_llc_scan_costs(&m, &masks, &llc_span, &llc_of, cfg.costs.sis_probe, &cfg.costs.line);
         let shared_runq = crate::data::SharedRunq::new(&llc_cpus, n, tasks.len());
-        let launch_cpu = if cfg.noise.is_none() {
-            0
-        } else {
-            wakesim_engine::RngStream::new(cfg.seed, wakesim_engine::stream_id("launch"), 0).below(n as u64) as u32
+        // The shells the benchmark and its server daemons were started from: CPU 0 on the quiet
+        // machine, drawn from the seed when background activity runs (a different run).
+        let shell_cpu = |stream: &str| {
+            if cfg.noise.is_none() {
+                0
+            } else {
+                wakesim_engine::RngStream::new(cfg.seed, wakesim_engine::stream_id(stream), 0).below(n as u64) as u32
+            }
         };
+        let (launch_cpu, daemon_cpu) = (shell_cpu("launch"), shell_cpu("daemon"));
         let nr_work = tasks.len() as u32;
+        let spawn_at = fork_times(wl, &cfg.costs, launch_cpu, daemon_cpu);
         let mut sim = Sim {
             shared_runq,
             llc_scan_own,
@@ -305,6 +316,7 @@ impl Sim {
             waste_out: Vec::new(),
             noise: crate::noise::Noise { noise_first: nr_work, ..Default::default() },
             launch_cpu,
+            spawn_at,
             governor: cfg.governor,
             c: cfg.costs,
             f: cfg.features,
@@ -335,4 +347,25 @@ fn limit_cstates(c: &mut CostProfile, max_cstate: Option<u32>) {
     let Some(n) = max_cstate else { return };
     let keep = (n as usize + usize::from(c.has_poll_loop())).clamp(1, c.idle_states.len());
     c.idle_states.truncate(keep);
+}
+
+/// The fork loop: task `i` is created when the fork of every forked task up to it has run, a
+/// new address space costing `fork` and a thread of an existing one `clone_thread`; a daemon's
+/// handler is forked from the daemon's CPU as its client connects.
+fn fork_times(wl: &Workload, c: &CostProfile, launch: u32, daemon: u32) -> Vec<(Time, u32)> {
+    let mut mms: Vec<u32> = Vec::new();
+    let mut t = 0;
+    wl.tasks
+        .iter()
+        .map(|ts| {
+            let parent = match ts.origin {
+                Origin::Existing => return (0, launch),
+                Origin::Launched => launch,
+                Origin::Daemon => daemon,
+            };
+            t += if mms.contains(&ts.mm) { c.clone_thread } else { c.fork };
+            mms.push(ts.mm);
+            (t, parent)
+        })
+        .collect()
 }

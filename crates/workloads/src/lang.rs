@@ -140,11 +140,27 @@ pub struct TaskSpec {
     /// 1178/1024 = 1.15). `None` = the cost
     /// profile's value.
     pub smt_throughput: Option<f64>,
+    /// Who creates the task, and so from which CPU its fork placement starts.
+    pub origin: Origin,
+}
+
+/// How a task comes to exist. Forked tasks are created one after another in the workload's
+/// order, one `fork` (or `clone_thread`, for a task sharing an earlier task's `mm`) apart, as a
+/// benchmark's main loop forks its children.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// Forked by the benchmark's parent on the CPU it was launched from.
+    Launched,
+    /// Forked by a server daemon started earlier from another shell (netserver, tbench_srv
+    /// fork a handler per connection): from the daemon's CPU.
+    Daemon,
+    /// Exists when the run starts (a task file's tasks).
+    Existing,
 }
 
 impl TaskSpec {
     pub fn new(name: impl Into<String>, program: Program) -> Self {
-        TaskSpec { name: name.into(), program, allowed: None, start_cpu: None, nice: 0, mm: 0, group: 0, smt_throughput: None }
+        TaskSpec { name: name.into(), program, allowed: None, start_cpu: None, nice: 0, mm: 0, group: 0, smt_throughput: None, origin: Origin::Launched }
     }
 }
 

@@ -101,8 +101,9 @@ pub const _M: Time = MSEC;
 use wakesim_machine::CpuSet;
 
 /// A task spec with a program.
+/// A task that exists from time 0 (no fork delay), as a task file's.
 pub fn task(name: &str, program: Vec<Op>) -> TaskSpec {
-    TaskSpec::new(name, program)
+    TaskSpec { origin: wakesim_workloads::Origin::Existing, ..TaskSpec::new(name, program) }
 }
 
 /// `body` run `count` times, then exit.

@@ -9,6 +9,7 @@ mod context_switch;
 mod cpuidle;
 mod determinism;
 mod fair;
+mod fork;
 mod futex;
 mod idle_scan;
 mod invariants;

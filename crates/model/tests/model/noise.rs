@@ -21,7 +21,8 @@ fn profile(tasks: Vec<NoiseTask>, irqs: Vec<NoiseIrq>) -> NoiseProfile {
 
 /// One task that sleeps for `ms` and exits: the run lasts `ms` of simulated time.
 fn sleeper(ms: u64) -> Workload {
-    workload(vec![TaskSpec::new("sleeper", vec![Op::Sleep(Dur::Fixed(ms * MSEC)), Op::Exit])], 0, 0)
+    let t = TaskSpec::new("sleeper", vec![Op::Sleep(Dur::Fixed(ms * MSEC)), Op::Exit]);
+    workload(vec![TaskSpec { origin: wakesim_workloads::Origin::Existing, ..t }], 0, 0)
 }
 
 fn run_with(machine: &str, noise: NoiseProfile, seed: u64, wl: &Workload) -> wakesim_model::RunResult {

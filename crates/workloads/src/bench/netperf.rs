@@ -326,6 +326,8 @@ pub fn workload(o: &Options) -> Workload {
     let mut tasks = vec![TaskSpec::new("netperf", client.build()), TaskSpec::new("netserver", server.build())];
     tasks[0].mm = 1;
     tasks[1].mm = 2;
+    // netserver's child for this test, forked by the daemon when netperf connects.
+    tasks[1].origin = crate::Origin::Daemon;
     Workload {
         name: format!("netperf {}", o.test.name()),
         tasks,

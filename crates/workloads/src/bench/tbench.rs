@@ -231,6 +231,8 @@ pub fn workload(o: &Options) -> Workload {
         ct.mm = 2 + 2 * c;
         let mut st = TaskSpec::new("tbench_srv", sp.build());
         st.mm = 3 + 2 * c;
+        // tbench_srv (started before tbench) forks a handler per connection.
+        st.origin = crate::Origin::Daemon;
         tasks.push(ct);
         tasks.push(st);
     }

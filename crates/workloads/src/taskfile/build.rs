@@ -139,6 +139,8 @@ pub(crate) fn build(src: &Src, doc: Doc) -> Result<Workload, WorkloadError> {
             }
             let program = compile(src, &stmts, j, d.count, &chans, &futs, &channels, &mut sync)?;
             let mut t = TaskSpec::new(name, program);
+            // A task file's tasks exist from time 0 (FORMAT.md): nobody forks them.
+            t.origin = crate::Origin::Existing;
             t.nice = d.nice;
             t.smt_throughput = d.smt_throughput;
             if let Some((tmpl, line)) = &d.cpus {
