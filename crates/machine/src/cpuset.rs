@@ -247,12 +247,15 @@ impl CpuSet {
         }
     }
 
-    /// Word-by-word combination of two sets over `len` words.
+    /// Word-by-word combination of two sets over `len` words (the heap path of the operations
+    /// below, kept out of line so that their inline path stays small enough to inline).
+    #[inline(never)]
     fn combine(&self, o: &CpuSet, len: usize, f: impl Fn(u64, u64) -> u64) -> CpuSet {
         let (a, b) = (self.words(), o.words());
         CpuSet::from_words((0..len).map(|i| f(word(a, i), word(b, i))).collect())
     }
 
+    #[inline]
     pub fn and(&self, o: &CpuSet) -> CpuSet {
         if let (Repr::Inline(a), Repr::Inline(b)) = (&self.0, &o.0) {
             let mut r = *a;
@@ -264,6 +267,7 @@ impl CpuSet {
         self.combine(o, self.words().len().min(o.words().len()), |a, b| a & b)
     }
 
+    #[inline]
     pub fn or(&self, o: &CpuSet) -> CpuSet {
         if let (Repr::Inline(a), Repr::Inline(b)) = (&self.0, &o.0) {
             let mut r = *a;
@@ -285,6 +289,7 @@ impl CpuSet {
         }
     }
 
+    #[inline]
     pub fn and_not(&self, o: &CpuSet) -> CpuSet {
         if let (Repr::Inline(a), Repr::Inline(b)) = (&self.0, &o.0) {
             let mut r = *a;
@@ -296,17 +301,29 @@ impl CpuSet {
         self.combine(o, self.words().len(), |a, b| a & !b)
     }
 
+    #[inline]
     pub fn intersects(&self, o: &CpuSet) -> bool {
         if let (Repr::Inline(a), Repr::Inline(b)) = (&self.0, &o.0) {
             return (0..INLINE_WORDS).any(|i| a[i] & b[i] != 0);
         }
+        self.intersects_words(o)
+    }
+
+    #[inline(never)]
+    fn intersects_words(&self, o: &CpuSet) -> bool {
         self.words().iter().zip(o.words()).any(|(a, b)| a & b != 0)
     }
 
+    #[inline]
     pub fn is_subset_of(&self, o: &CpuSet) -> bool {
         if let (Repr::Inline(a), Repr::Inline(b)) = (&self.0, &o.0) {
             return (0..INLINE_WORDS).all(|i| a[i] & !b[i] == 0);
         }
+        self.is_subset_of_words(o)
+    }
+
+    #[inline(never)]
+    fn is_subset_of_words(&self, o: &CpuSet) -> bool {
         let (a, b) = (self.words(), o.words());
         (0..a.len()).all(|i| a[i] & !word(b, i) == 0)
     }

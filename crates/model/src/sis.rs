@@ -129,7 +129,9 @@ impl Sim {
         let allowed = &self.tasks[p as usize].allowed;
         let mut cost: Time = 0;
         let n = self.llc_cpus[llc].len();
-        if self.llcs[llc].nr_avail_idle == 0 && self.m.llc_span[target].is_subset_of(allowed) {
+        // A task allowed on every CPU skips reading its mask (a line of its own, often cold).
+        let all_allowed = self.tasks[p as usize].nr_cpus_allowed as usize == self.nr_cpus();
+        if self.llcs[llc].nr_avail_idle == 0 && (all_allowed || self.m.llc_span[target].is_subset_of(allowed)) {
             // No CPU of the LLC is idle: the scan probes as the loop below would and finds
             // nothing. Charge exactly those probes without walking them.
             let probes = if has_idle_core { n as u64 } else { (nr - 1).min(n as i64) as u64 };
