@@ -14,9 +14,12 @@ use wakesim_model::{Config, Features, Sim};
 const SCENARIOS: &[(&str, &str, u32)] =
     &[("104", "xeon-8269cy", 104), ("512", "epyc-9754", 512), ("512x4096", "epyc-9754", 2048), ("768", "epyc-9965", 768)];
 
-/// The task graph: `pairs` independent pairs ping-ponging 4 bytes over two pipes, forever.
-pub fn ping_pong_pairs(pairs: u32) -> String {
-    format!(
+/// The task graph: `pairs` independent pairs ping-ponging 4 bytes over two pipes, forever. Pair
+/// `i` starts on CPU `i mod cpus`, both its tasks (sync wakeups then keep it there): the
+/// saturated machine the scenarios measure, whatever fork placement would make of 2 x `pairs`
+/// tasks created at once.
+pub fn ping_pong_pairs(pairs: u32, cpus: usize) -> String {
+    let mut s = format!(
         r#"name = "pipe-pairs"
 [[channel]]
 name = "a{{i}}"
@@ -24,16 +27,23 @@ count = {pairs}
 [[channel]]
 name = "b{{i}}"
 count = {pairs}
-[[task]]
-name = "ping{{i}}"
-count = {pairs}
-program = ["loop forever {{", "send a{{i}} 4", "recv b{{i}} 4", "}}"]
-[[task]]
-name = "pong{{i}}"
-count = {pairs}
-program = ["loop forever {{", "recv a{{i}} 4", "send b{{i}} 4", "}}"]
 "#
-    )
+    );
+    for i in 0..pairs {
+        let cpu = i as usize % cpus;
+        s += &format!(
+            r#"[[task]]
+name = "ping{i}"
+start_cpu = {cpu}
+program = ["loop forever {{", "send a{i} 4", "recv b{i} 4", "}}"]
+[[task]]
+name = "pong{i}"
+start_cpu = {cpu}
+program = ["loop forever {{", "recv a{i} 4", "send b{i} 4", "}}"]
+"#
+        );
+    }
+    s
 }
 
 fn peak_rss_kib() -> Option<u64> {
@@ -54,8 +64,8 @@ pub fn bench(a: BenchArgs) -> Result<(), UserError> {
     for (name, machine, pairs) in chosen {
         let m = wakesim_machine::lookup(machine)?;
         let costs = wakesim_costs::profile_for(&m.cost_profile)?;
-        let wl = wakesim_workloads::from_toml_str(&ping_pong_pairs(*pairs), "bench")?;
         let n = m.nr_cpus();
+        let wl = wakesim_workloads::from_toml_str(&ping_pong_pairs(*pairs, n), "bench")?;
         let governor = m.cpuidle_governor;
         let cfg = Config { machine: m, costs, features: Features::base(), seed: 1, duration_cap: (a.seconds * SEC as f64) as u64, noise: wakesim_model::NoiseProfile::none(), governor, task_groups: wakesim_model::TaskGroups::Root };
         let sim = Sim::new(cfg, &wl).map_err(UserError)?;
