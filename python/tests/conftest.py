@@ -14,11 +14,15 @@ SMALL = ["--machine", "test-2x4", "--duration", "0.05"]
 
 
 def _find_binary() -> Path:
-    """target/{release,debug}/wakesim, the newer of the two; built with cargo if neither exists."""
-    found = [p for p in (ROOT / "target/release/wakesim", ROOT / "target/debug/wakesim") if p.exists()]
+    """{release,debug}/wakesim in cargo's target directory (`CARGO_TARGET_DIR`, else
+    target/), the newer of the two; built with cargo if neither exists."""
+    target = Path(os.environ.get("CARGO_TARGET_DIR") or ROOT / "target")
+    if not target.is_absolute():
+        target = ROOT / target
+    found = [p for p in (target / "release/wakesim", target / "debug/wakesim") if p.exists()]
     if not found:
         subprocess.run(["cargo", "build", "-p", "wakesim"], cwd=ROOT, check=True)
-        found = [ROOT / "target/debug/wakesim"]
+        found = [target / "debug/wakesim"]
     return max(found, key=lambda p: p.stat().st_mtime)
 
 
