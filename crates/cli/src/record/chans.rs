@@ -29,7 +29,13 @@ pub struct Obj {
     /// Largest amount buffered at any time in the recording, bytes.
     pub max_buffered: u64,
     pub left: u64,
+    /// Mean and largest bytes per write (a unix socket's room is counted in skbs, not bytes).
+    pub mean_write: u64,
+    pub max_write: u64,
 }
+
+/// `AF_UNIX` in the sock events' `family`.
+const AF_UNIX: u16 = 1;
 
 /// Which syscalls are channel ops.
 #[derive(Debug, Default)]
@@ -75,8 +81,16 @@ pub fn plan(rec: &Recording, sel: &HashSet<u32>) -> Plan {
     let mut parent: HashMap<u32, (u32, u64)> = HashMap::new();
     // When each process closed (or dup2'ed over) each fd.
     let mut closes: HashMap<(u32, u64), Vec<u64>> = HashMap::new();
+    // (proc, fd) → the address family a sock event inside a read or write on it named: the fd
+    // is a socket (a `read`/`write` on a unix socket looks like a pipe's otherwise).
+    let mut sock_fds: HashMap<(u32, u64), u16> = HashMap::new();
     for (i, e) in rec.events.iter().enumerate() {
         match e.kind {
+            Kind::SockLen { family } if sel.contains(&e.pid) => {
+                if let Some(c) = cur.get(&e.pid).filter(|c| is_read(c.class) || is_write(c.class)) {
+                    sock_fds.insert((proc(e.pid), c.fd), family);
+                }
+            }
             Kind::SysEnter { call, args } if sel.contains(&e.pid) && e.ctx != Ctx::HardIrq => {
                 match call.name() {
                     "close" => closes.entry((proc(e.pid), args[0])).or_default().push(e.ts),
@@ -158,9 +172,13 @@ pub fn plan(rec: &Recording, sel: &HashSet<u32>) -> Plan {
         let n = objs.len();
         let o = *obj_ix.entry(r).or_insert(n);
         if o == n {
-            objs.push(Obj { name: format!("ch.{}.{}", r.0, r.1), kind, max_buffered: 0, left: 0 });
+            objs.push(Obj { name: format!("ch.{}.{}", r.0, r.1), kind, max_buffered: 0, left: 0, mean_write: 0, max_write: 0 });
         } else if kind == ChanKind::TcpLoopback {
             objs[o].kind = kind;
+        }
+        // read()/write() on a unix socket: the sock events say what the syscall names cannot.
+        if objs[o].kind == ChanKind::Pipe && (sock_fds.get(&r) == Some(&AF_UNIX) || sock_fds.get(&w) == Some(&AF_UNIX)) {
+            objs[o].kind = ChanKind::UnixStream;
         }
         direct.insert(w, o);
     }
@@ -196,6 +214,7 @@ pub fn plan(rec: &Recording, sel: &HashSet<u32>) -> Plan {
     let mut buffered: Vec<i64> = vec![0; objs.len()];
     let mut broken: Vec<bool> = vec![false; objs.len()];
     let mut max: Vec<i64> = vec![0; objs.len()];
+    let mut written: Vec<(u64, u64, u64)> = vec![(0, 0, 0); objs.len()];
     let mut open: HashMap<u32, (usize, u64, Class)> = HashMap::new();
     for (i, e) in rec.events.iter().enumerate() {
         match e.kind {
@@ -211,6 +230,9 @@ pub fn plan(rec: &Recording, sel: &HashSet<u32>) -> Plan {
                     };
                     if let (Some(o), true) = (writer_obj(proc(e.pid), args[0]), bytes > 0) {
                         writes.insert(i, (o, bytes));
+                        written[o].0 += bytes;
+                        written[o].1 += 1;
+                        written[o].2 = written[o].2.max(bytes);
                         buffered[o] += bytes as i64;
                         max[o] = max[o].max(buffered[o]);
                     }
@@ -255,7 +277,8 @@ pub fn plan(rec: &Recording, sel: &HashSet<u32>) -> Plan {
     for (o, obj) in objs.into_iter().enumerate() {
         if !broken[o] && has_reads[o] {
             new_ix[o] = Some(kept.len());
-            kept.push(Obj { max_buffered: max[o].max(0) as u64, left: buffered[o].max(0) as u64, ..obj });
+            let mean_write = written[o].0.checked_div(written[o].1).unwrap_or(0);
+            kept.push(Obj { max_buffered: max[o].max(0) as u64, left: buffered[o].max(0) as u64, mean_write, max_write: written[o].2, ..obj });
         }
     }
     let remap = |m: HashMap<usize, (usize, u64)>| -> HashMap<usize, (usize, u64)> { m.into_iter().filter_map(|(i, (o, b))| Some((i, (new_ix[o]?, b)))).collect() };

@@ -592,7 +592,19 @@ pub fn convert(rec: &Recording, sel: HashSet<u32>, others: bool) -> Converted {
             let def = default_capacity(o.kind);
             // Room for what stays unread at the end; loopback TCP autotunes beyond its default.
             let need = if o.kind == ChanKind::TcpLoopback { (4 * o.max_buffered).max(o.left + 65536) } else { o.left + 65536 };
-            ChanOut { name: o.name.clone(), kind: o.kind, capacity: (need > def && (o.left > def / 2 || o.kind == ChanKind::TcpLoopback)).then_some(need) }
+            let cap = (need > def && (o.left > def / 2 || o.kind == ChanKind::TcpLoopback)).then_some(need);
+            // A unix stream socket holds sk_sndbuf's worth of skbs, each charged its truesize:
+            // 278 writes of 100 B, not 212992 / 100 (crates/workloads/src/defaults.rs).
+            let cap = match (o.kind, cap) {
+                (ChanKind::UnixStream, None) if o.mean_write > 0 => {
+                    // At least what the recording held at once, and the largest write (written
+                    // in chunks of at most MAX_OP_BYTES).
+                    let largest = o.max_write.min(super::emit::MAX_OP_BYTES);
+                    Some(wakesim_workloads::defaults::unix_stream_capacity(o.mean_write).max(o.max_buffered).max(o.left + largest).max(largest))
+                }
+                _ => cap,
+            };
+            ChanOut { name: o.name.clone(), kind: o.kind, capacity: cap }
         })
         .collect();
     let mut c = Conv {
@@ -809,6 +821,23 @@ pub(crate) mod tests {
         let blocks: Vec<(&str, u64)> = f.blocks.iter().map(|(k, v)| (*k, *v)).collect();
         assert_eq!(blocks, [("channel", 2), ("futex", 1), ("sleep (timer)", 1)]);
         assert!(c.syscalls);
+    }
+
+    #[test]
+    fn a_read_and_write_pair_with_an_af_unix_sock_event_is_a_unix_socket_of_skb_capacity() {
+        // The same trace, with the sock event the kernel emits inside a write on a unix socket.
+        let exit = l("app-100", 0, ".....", 42, "sys_write -> 0x40");
+        let sock = l("app-100", 0, ".....", 42, "sock_send_length: sk address = 00000000deadbeef, family = 0x1 protocol = 0x0, length = 64, error = 0, flags = 0x0");
+        let t = synthetic_trace().replace(&exit, &(sock + &exit));
+        assert!(t.contains("sock_send_length"));
+        let rec = parse(&t, "t").unwrap();
+        let c = convert(&rec, select(&rec, &Roots::Pids(vec![100])), false);
+        assert_eq!(c.chans[0].name, "ch.101.3");
+        // Two writes of 64 and 32 B: a mean of 48 B, whose skb charges 256 + 512 B of the
+        // socket's 212992: 278 writes' worth, 13,344 B, not 212,992.
+        let expect = wakesim_workloads::defaults::unix_stream_capacity(48);
+        assert_eq!((c.chans[0].kind, c.chans[0].capacity), (ChanKind::UnixStream, Some(expect)));
+        assert_eq!(expect, 278 * 48);
     }
 
     #[test]

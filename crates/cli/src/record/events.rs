@@ -144,6 +144,9 @@ pub enum Kind {
     SysEnter { call: Call, args: [u64; 4] },
     /// Exit of a system call with its return value (bytes read or written, or -errno).
     SysExit { call: Call, ret: i64 },
+    /// `sock_send_length` / `sock_recv_length` (v6.3+): a socket's send or receive returned, in
+    /// the syscall that made it; the socket's address family (`AF_UNIX` = 1, `AF_INET` = 2).
+    SockLen { family: u16 },
     /// Any other event.
     Other,
 }
@@ -436,13 +439,37 @@ fn event(text: &str, comms: &mut HashMap<u32, String>) -> Result<Kind, String> {
         }
         "sched_process_exit" => Kind::Exit { pid: num(f, "pid").ok_or_else(|| bad("pid"))? },
         "sched_migrate_task" => Kind::Migrate { pid: num(f, "pid").ok_or_else(|| bad("pid"))? },
+        "sock_send_length" | "sock_recv_length" => Kind::SockLen { family: sock_family(f).ok_or_else(|| bad("family"))? },
         _ => Kind::Other,
     })
+}
+
+/// The `family = ...` field of a sock event: `AF_INET`, `AF_INET6`, or the number the
+/// tracepoint's `__print_symbolic` leaves (`0x1` for `AF_UNIX`).
+fn sock_family(f: &str) -> Option<u16> {
+    let v = f.split("family = ").nth(1)?.split([' ', ',']).next()?;
+    match v {
+        "AF_INET" => Some(2),
+        "AF_INET6" => Some(10),
+        "AF_UNIX" | "AF_LOCAL" => Some(1),
+        _ => match v.strip_prefix("0x") {
+            Some(h) => u16::from_str_radix(h, 16).ok(),
+            None => v.parse().ok(),
+        },
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sock_length_events_give_the_address_family() {
+        let unix = one("  perf-7 [001] ..... 1.000001: sock_send_length: sk address = 00000000deadbeef, family = 0x1 protocol = 0x0, length = 100, error = 0, flags = 0x0");
+        assert_eq!(unix.kind, Kind::SockLen { family: 1 });
+        let tcp = one("  netperf-7 [001] ..... 1.000001: sock_recv_length: sk address = 00000000deadbeef, family = AF_INET protocol = IPPROTO_TCP, length = 1, error = 0, flags = 0x0");
+        assert_eq!(tcp.kind, Kind::SockLen { family: 2 });
+    }
 
     fn one(l: &str) -> Ev {
         let r = parse(l, "t").unwrap();

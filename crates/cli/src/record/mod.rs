@@ -24,7 +24,13 @@ const EVENTS: [&str; 4] = ["sched/sched_switch", "sched/sched_waking", "sched/sc
 /// Events it takes where the kernel has them: each task's syscalls (the cause of its blocks and
 /// the bytes its writes carry) and the counters the replay is compared on.
 fn optional_events() -> Vec<String> {
-    let mut v = vec!["sched/sched_wakeup_new".to_string(), "sched/sched_migrate_task".to_string()];
+    // The sock length events (v6.3+) tell a socket's read or write from a pipe's.
+    let mut v = vec![
+        "sched/sched_wakeup_new".to_string(),
+        "sched/sched_migrate_task".to_string(),
+        "sock/sock_send_length".to_string(),
+        "sock/sock_recv_length".to_string(),
+    ];
     for c in events::traced_calls() {
         v.push(format!("syscalls/sys_enter_{c}"));
         v.push(format!("syscalls/sys_exit_{c}"));
