@@ -37,6 +37,30 @@ pub enum LbPhase {
     Balanced,
 }
 
+/// `enum group_type`, the subset the model classifies into, in the kernel's order (lower is
+/// idler).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum GroupType {
+    #[default]
+    HasSpare,
+    FullyBusy,
+    Overloaded,
+}
+
+/// `group_classify()`: `group_is_overloaded()`, then `!group_has_capacity()` (imbalance_pct
+/// `pct`), for a group running `nr` tasks on `weight` CPUs of total capacity `cap`.
+pub(crate) fn group_classify(pct: u64, nr: u64, weight: u64, cap: u64, util: u64, runnable: u64) -> GroupType {
+    let overloaded = nr > weight && (cap * 100 < util * pct || cap * pct < runnable * 100);
+    let has_capacity = nr < weight || (cap * pct >= runnable * 100 && cap * 100 > util * pct);
+    if overloaded {
+        GroupType::Overloaded
+    } else if !has_capacity {
+        GroupType::FullyBusy
+    } else {
+        GroupType::HasSpare
+    }
+}
+
 #[derive(Clone, Copy, Debug, Default)]
 struct GroupStats {
     nr: u64,
@@ -48,7 +72,7 @@ struct GroupStats {
     weight: u64,
     /// Some CPU of the group has more than one runnable task (`sg_overloaded`).
     overloaded_cpu: bool,
-    kind: u8, // 0 has_spare, 1 fully_busy, 2 overloaded
+    kind: GroupType,
 }
 
 pub(crate) const IDLE_IDLE: u8 = IdleType::Idle as u8;
@@ -69,9 +93,7 @@ impl Sim {
             g.weight += 1;
             g.overloaded_cpu |= rq.nr_running > 1;
         }
-        let has_capacity = g.nr < g.weight || (g.capacity * pct >= g.runnable * 100 && g.capacity * 100 > g.util * pct);
-        let overloaded = g.nr > g.weight && (g.capacity * 100 < g.util * pct || g.capacity * pct < g.runnable * 100);
-        g.kind = if overloaded { 2 } else if !has_capacity { 1 } else { 0 };
+        g.kind = group_classify(pct, g.nr, g.weight, g.capacity, g.util, g.runnable);
         g
     }
 
@@ -112,7 +134,7 @@ impl Sim {
                 Some((_, b)) => {
                     if s.kind != b.kind {
                         s.kind > b.kind
-                    } else if s.kind == 2 {
+                    } else if s.kind == GroupType::Overloaded {
                         s.load * b.capacity > b.load * s.capacity
                     } else {
                         (s.idle_cpus, std::cmp::Reverse(s.nr)) < (b.idle_cpus, std::cmp::Reverse(b.nr))
@@ -137,8 +159,8 @@ impl Sim {
         };
         // Decision matrix (research §7.4).
         let mut n: u64;
-        if b.kind == 2 {
-            if local.kind == 2 {
+        if b.kind == GroupType::Overloaded {
+            if local.kind == GroupType::Overloaded {
                 let local_avg = local.load * 1024 / local.capacity.max(1);
                 let b_avg = b.load * 1024 / b.capacity.max(1);
                 let sd_avg = tot_load * 1024 / tot_cap.max(1);
@@ -149,7 +171,7 @@ impl Sim {
             }
             n = (b.nr.saturating_sub(local.nr)) / 2;
         } else {
-            if idle == IDLE_BUSY || local.kind != 0 {
+            if idle == IDLE_BUSY || local.kind != GroupType::HasSpare {
                 self.dstat[dst][level].lb_balanced[ix] += 1;
                 return None;
             }

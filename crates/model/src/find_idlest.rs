@@ -15,6 +15,7 @@
 //! these v5.19+ rules: v4.15's `find_idlest_group()` compared runnable load with an
 //! imbalance_pct margin instead (not modelled); it too keeps forks on a local node with room.
 
+use crate::balance::{group_classify, GroupType};
 use crate::sim::Sim;
 use crate::state::{Mode, TaskId};
 use wakesim_machine::{CpuSet, SdFlags};
@@ -30,14 +31,6 @@ pub(crate) fn adjust_numa_imbalance(imbalance: u64, dst_running: u64, imb_numa_n
     } else {
         0
     }
-}
-
-/// `enum group_type`, the slow path's subset, in the kernel's order (lower is idler).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-enum GroupType {
-    HasSpare,
-    FullyBusy,
-    Overloaded,
 }
 
 /// `struct sg_lb_stats` as `update_sg_wakeup_stats()` fills it.
@@ -66,16 +59,7 @@ impl Sim {
             cap += rq.capacity;
             weight += 1;
         }
-        // group_classify(): group_is_overloaded(), then !group_has_capacity().
-        let overloaded = nr > weight && (cap * 100 < util * pct || cap * pct < runnable * 100);
-        let has_capacity = nr < weight || (cap * pct >= runnable * 100 && cap * 100 > util * pct);
-        let kind = if overloaded {
-            GroupType::Overloaded
-        } else if !has_capacity {
-            GroupType::FullyBusy
-        } else {
-            GroupType::HasSpare
-        };
+        let kind = group_classify(pct, nr, weight, cap, util, runnable);
         // avg_load only means something for a fully busy or overloaded group.
         let avg_load = if kind == GroupType::HasSpare { 0 } else { load * 1024 / cap.max(1) };
         WakeupStats { util, nr, idle_cpus, avg_load, kind }
