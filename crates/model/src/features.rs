@@ -167,7 +167,7 @@ pub const NEWEST_KERNEL: &str = "v6.12";
 pub const KERNELS: &[KernelProfile] = &[
     KernelProfile {
         name: "v4.15",
-        summary: "CFS; SIS_PROP scan depth; wake_affine_weight moves on ties; no wakelist within an LLC; call-function IPIs always sent",
+        summary: "CFS; SIS_PROP scan depth; wake_affine_weight moves on ties; no wakelist within an LLC; call-function IPIs always sent; no NUMA imbalance allowance in load balancing",
         set: &[
             ("EEVDF", false),
             ("SIS_PROP", true),
