@@ -8,7 +8,8 @@
 //! local group wins unless another is plainly idler, so children forked in a loop that block at
 //! once stay near their parent; `update_pick_idlest()`'s group_util tie-break (3edecfef0285,
 //! v5.9) spreads them over cores, and on an SD_NUMA level the local node keeps a task while it
-//! runs at most `imb_numa_nr` tasks (cb29a5c19d2d, v5.19).
+//! runs at most `imb_numa_nr` tasks and its idle CPUs trail the other node's by at most
+//! `NUMA_IMBALANCE_MIN` (cb29a5c19d2d, v5.19).
 //!
 //! Stated simplifications: no asymmetric capacity, misfit or core-scheduling cookies; no
 //! CONFIG_NUMA_BALANCING preferred node (a new task has none). Every profile places forks by
