@@ -42,6 +42,10 @@ pub struct CfsRq {
 pub fn calc_delta_fair(delta: i64, w: u64) -> i64 {
     if w == NICE_0_LOAD {
         delta
+    } else if let Some(p) = delta.checked_mul(NICE_0_LOAD as i64) {
+        // The same quotient in 64 bits whenever the product fits (any delta under 2^43 ns);
+        // 128-bit division is a library call on x86-64.
+        p / w as i64
     } else {
         ((delta as i128 * NICE_0_LOAD as i128) / w as i128) as i64
     }
@@ -83,7 +87,11 @@ impl CfsRq {
             if avg < 0 {
                 avg -= load - 1;
             }
-            avg /= load;
+            // In 64 bits when both fit (the quotient is the same), else in 128.
+            avg = match (i64::try_from(avg), i64::try_from(load)) {
+                (Ok(a), Ok(l)) => (a / l) as i128,
+                _ => avg / load,
+            };
         }
         self.min_vruntime + avg as i64
     }
