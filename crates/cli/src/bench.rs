@@ -92,3 +92,18 @@ pub fn bench(a: BenchArgs) -> Result<(), UserError> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::ping_pong_pairs;
+
+    #[test]
+    fn each_pair_starts_on_its_own_cpu_wrapping_at_the_cpu_count() {
+        let wl = wakesim_workloads::from_toml_str(&ping_pong_pairs(5, 4), "bench").unwrap();
+        let starts: Vec<Option<u32>> = wl.tasks.iter().map(|t| t.start_cpu).collect();
+        let want: Vec<Option<u32>> = [0, 0, 1, 1, 2, 2, 3, 3, 0, 0].into_iter().map(Some).collect();
+        assert_eq!(starts, want);
+        // ping i and pong i share channels a{i} and b{i}: a pair, not two strangers.
+        assert_eq!((wl.tasks[2].name.as_str(), wl.tasks[3].name.as_str()), ("ping1", "pong1"));
+    }
+}
