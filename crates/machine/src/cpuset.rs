@@ -65,6 +65,27 @@ fn word(w: &[u64], i: usize) -> u64 {
     w.get(i).copied().unwrap_or(0)
 }
 
+/// The lowest set bit `>= from` of the `len` words `at(0..len)` yields: the word walk of
+/// `cpumask_next()` and its `_andnot` form.
+#[inline(always)]
+fn next_bit(len: usize, from: usize, at: impl Fn(usize) -> u64) -> Option<usize> {
+    let mut i = from >> 6;
+    if i >= len {
+        return None;
+    }
+    let mut w = at(i) & (!0u64 << (from & 63));
+    loop {
+        if w != 0 {
+            return Some((i << 6) + w.trailing_zeros() as usize);
+        }
+        i += 1;
+        if i == len {
+            return None;
+        }
+        w = at(i);
+    }
+}
+
 /// Words for `bits` bits (`BITS_TO_LONGS`).
 fn words_for(bits: usize) -> usize {
     bits.div_ceil(64)
@@ -210,41 +231,13 @@ impl CpuSet {
     #[inline]
     pub fn next_from(&self, from: usize) -> Option<usize> {
         let w = self.words();
-        let mut i = from >> 6;
-        if i >= w.len() {
-            return None;
-        }
-        let mut word = w[i] & (!0u64 << (from & 63));
-        loop {
-            if word != 0 {
-                return Some((i << 6) + word.trailing_zeros() as usize);
-            }
-            i += 1;
-            if i == w.len() {
-                return None;
-            }
-            word = w[i];
-        }
+        next_bit(w.len(), from, |i| w[i])
     }
 
     /// `cpumask_next_andnot()`: lowest CPU `>= from` in this set and not in `o`.
     pub fn next_and_not(&self, o: &CpuSet, from: usize) -> Option<usize> {
         let (a, b) = (self.words(), o.words());
-        let mut i = from >> 6;
-        if i >= a.len() {
-            return None;
-        }
-        let mut w = a[i] & !word(b, i) & (!0u64 << (from & 63));
-        loop {
-            if w != 0 {
-                return Some((i << 6) + w.trailing_zeros() as usize);
-            }
-            i += 1;
-            if i == a.len() {
-                return None;
-            }
-            w = a[i] & !word(b, i);
-        }
+        next_bit(a.len(), from, |i| a[i] & !word(b, i))
     }
 
     /// Word-by-word combination of two sets over `len` words (the heap path of the operations
