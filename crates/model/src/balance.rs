@@ -116,6 +116,7 @@ impl Sim {
     fn find_busiest(&mut self, dst: usize, level: usize, idle: u8) -> Option<(usize, u32)> {
         let sd = &self.m.domains[dst][level];
         let pct = sd.imbalance_pct as u64;
+        let numa_imb_nr = (sd.has(SdFlags::NUMA) && self.f.NUMA_IMBALANCE).then_some(sd.imb_numa_nr as u64);
         let prefer_sibling = level > 0 && self.m.domains[dst][level - 1].has(SdFlags::PREFER_SIBLING);
         let local = self.group_stats(&sd.groups[0].span, pct);
         let mut busiest: Option<(usize, GroupStats)> = None;
@@ -184,11 +185,9 @@ impl Sim {
             } else {
                 0
             };
-            let sd = &self.m.domains[dst][level];
-            let imb = if imb > 0 && sd.has(SdFlags::NUMA) && self.f.NUMA_IMBALANCE {
-                crate::find_idlest::adjust_numa_imbalance(imb, local.nr + 1, sd.imb_numa_nr as u64)
-            } else {
-                imb
+            let imb = match numa_imb_nr {
+                Some(nr) if imb > 0 => crate::find_idlest::adjust_numa_imbalance(imb, local.nr + 1, nr),
+                _ => imb,
             };
             if imb == 0 {
                 self.dstat[dst][level].lb_balanced[ix] += 1;

@@ -11,9 +11,8 @@ use crate::tunables::{nice_to_weight, Tunables};
 use wakesim_costs::CostProfile;
 use wakesim_engine::{EventQueue, Time};
 use wakesim_machine::{CpuSet, Machine};
-use wakesim_workloads::Origin;
 use wakesim_stats::{CpuSchedstat, DomainSchedstat, LatencyHist, NewidleLevel, NewidleStats, WakeStats};
-use wakesim_workloads::{ChanKind, MarkRecord, Op, Program, Workload};
+use wakesim_workloads::{ChanKind, MarkRecord, Op, Origin, Program, Workload};
 
 /// Everything one run needs besides the workload.
 #[derive(Clone)]
@@ -122,14 +121,15 @@ impl Sim {
             .iter()
             .map(|&id| {
                 let span = m.llc_span[id as usize].clone();
+                let w = span.weight() as u32;
                 LlcShared {
-                    span: span.clone(),
+                    sis_filter: crate::data::SisFilter::new(span.clone(), id),
+                    span,
                     has_idle_cores: false,
-                    nr_idle_scan: span.weight() as u32,
+                    nr_idle_scan: w,
                     nr_busy_cpus: 0,
-                    nr_avail_idle: span.weight() as u32,
+                    nr_avail_idle: w,
                     avg_scan_cost: 0,
-                    sis_filter: crate::data::SisFilter::new(span, id),
                     line_owner: id,
                 }
             })
@@ -353,7 +353,7 @@ fn limit_cstates(c: &mut CostProfile, max_cstate: Option<u32>) {
 /// new address space costing `fork` and a thread of an existing one `clone_thread`; a daemon's
 /// handler is forked from the daemon's CPU as its client connects.
 fn fork_times(wl: &Workload, c: &CostProfile, launch: u32, daemon: u32) -> Vec<(Time, u32)> {
-    let mut mms: Vec<u32> = Vec::new();
+    let mut mms: std::collections::HashSet<u32> = std::collections::HashSet::new();
     let mut t = 0;
     wl.tasks
         .iter()
@@ -363,8 +363,8 @@ fn fork_times(wl: &Workload, c: &CostProfile, launch: u32, daemon: u32) -> Vec<(
                 Origin::Launched => launch,
                 Origin::Daemon => daemon,
             };
-            t += if mms.contains(&ts.mm) { c.clone_thread } else { c.fork };
-            mms.push(ts.mm);
+            // A new mm is a process: fork(); a task sharing an earlier one's is a thread: clone().
+            t += if mms.insert(ts.mm) { c.fork } else { c.clone_thread };
             (t, parent)
         })
         .collect()
