@@ -26,8 +26,8 @@ impl Sim {
     pub(crate) fn spawn(&mut self, p: TaskId) {
         // The forking parent's CPU (the launch CPU or the daemon's), where the task may run there.
         let allowed = &self.tasks[p as usize].allowed;
-        let from = self.spawn_at[(p - self.first_task) as usize].1 as usize;
-        let parent = if allowed.contains(from) { from } else { allowed.first().unwrap_or(0) };
+        let fork_cpu = self.spawn_at[(p - self.first_task) as usize].1 as usize;
+        let parent = if allowed.contains(fork_cpu) { fork_cpu } else { allowed.first().unwrap_or(0) };
         let start = self.tasks[p as usize].start_cpu;
         let target = if start != NO_CPU { start as usize } else { self.find_idlest_cpu(parent, p) };
         let t = &mut self.tasks[p as usize];
