@@ -25,6 +25,7 @@
 //! | [`data`] | the data layer: plain state types with their own methods and no `Sim` (`SharedLine`, `SpinLock` = `raw_spinlock_t`, `SisFilter`, `SharedRunq`), used by `lines`, `locks`, `sis_filter`, `shared_runq` |
 //! | `locks` | rq locks as FIFO spinlocks with cache-line hand-off |
 //! | `lines` | shared cache lines and short locks: owner, transfer, serialised writers; a channel's lines and each message's (read on another CPU, or evicted) |
+//! | `pthread_mutex` | glibc's pthread mutex: user-space fast path, `futex_wait`/`futex_wake` when contended, no hand-off |
 //! | [`user_locks`] | schbench's per-CPU user-space spinlock (`lock_this_cpu`) |
 //! | `features` | the feature registry (features.h) |
 //! | [`trace`] | the optional schedule recorder behind `wakesim run --trace` |
@@ -84,6 +85,7 @@ mod newidle;
 pub mod noise;
 pub mod pelt;
 mod periodic;
+mod pthread_mutex;
 mod read_costs;
 mod run;
 mod schedule;

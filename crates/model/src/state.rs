@@ -135,6 +135,8 @@ pub struct Task {
     pub cpu_lock_step: crate::user_locks::CpuLockStep,
     /// Per-CPU user locks the task holds (indices into `Sim::cpu_locks`).
     pub cpu_locks_held: Vec<u32>,
+    /// In `__lll_lock_wait()`: it takes the mutex with the futex word at 2 (`pthread_mutex`).
+    pub lock_waited: bool,
 }
 
 /// Function-call CSDs queued on a CPU's `call_single_queue` (the ttwu wakelist shares it).
@@ -333,6 +335,7 @@ impl Task {
             smt_throughput: 1.15,
             cpu_lock_step: crate::user_locks::CpuLockStep::Idle,
             cpu_locks_held: Vec::new(),
+            lock_waited: false,
         }
     }
 }
@@ -528,10 +531,12 @@ pub struct Barrier {
     pub waiters: VecDeque<TaskId>,
 }
 
-/// A pthread mutex: its owner and the tasks waiting for it.
+/// A pthread mutex (`pthread_mutex`): its owner, whether its futex word is 2 ("waiters may
+/// sleep": the unlock must make the wake syscall), and the tasks asleep in `futex_wait` on it.
 #[derive(Clone, Debug, Default)]
 pub struct Mutex {
     pub owner: Option<TaskId>,
+    pub contended: bool,
     pub waiters: VecDeque<TaskId>,
 }
 

@@ -189,6 +189,17 @@ impl Sim {
                         return flow;
                     }
                 }
+                // pthread mutexes (pthread_mutex): a syscall only when contended.
+                Op::Lock { id } => {
+                    if let Some(flow) = self.pthread_mutex_lock(cpu, t, id) {
+                        return flow;
+                    }
+                }
+                Op::Unlock { id } => {
+                    if let Some(flow) = self.pthread_mutex_unlock(cpu, t, id) {
+                        return flow;
+                    }
+                }
                 Op::CpuSpinUnlock { set } => {
                     task.pc += 1;
                     let cost = self.cpu_spin_unlock(cpu, t, set);
@@ -226,6 +237,8 @@ impl Sim {
                 // A kernel thread calling smp_call_function_single() makes no syscall.
                 let cost = match op {
                     Some(Op::CallFunc { .. }) | Some(Op::CallFuncAll { .. }) => self.c.call_function,
+                    Some(Op::Lock { .. }) => self.c.syscall + self.c.futex_wait,
+                    Some(Op::Unlock { .. }) => self.c.syscall + self.c.futex_wake,
                     _ => self.c.syscall,
                 };
                 self.busy(cpu, cost, Frame::Sys { phase: SysPhase::Execute })
@@ -417,30 +430,15 @@ impl Sim {
                 Flow::Again
             }
             Some(Op::Lock { id }) => {
-                self.tasks[t as usize].pc += 1;
-                let mx = &mut self.mutexes[id as usize];
-                match mx.owner {
-                    None => {
-                        mx.owner = Some(t);
-                        Flow::Pop
-                    }
-                    Some(_) => {
-                        // Woken by the unlock that hands the lock over.
-                        mx.waiters.push_back(t);
-                        self.block(cpu, t, SysPhase::Done)
-                    }
-                }
-            }
-            Some(Op::Unlock { id }) => {
-                self.tasks[t as usize].pc += 1;
-                let mx = &mut self.mutexes[id as usize];
-                mx.owner = mx.waiters.pop_front();
-                if let Some(w) = mx.owner {
-                    self.tasks[t as usize].wake_list.push_back(w);
-                    self.set_top(cpu, Frame::Sys { phase: SysPhase::WakeList });
-                    return Flow::Again;
+                if self.lll_lock_wait(id, t) {
+                    return self.block(cpu, t, SysPhase::Done);
                 }
                 Flow::Pop
+            }
+            Some(Op::Unlock { id }) => {
+                self.lll_unlock_wake(id, t);
+                self.set_top(cpu, Frame::Sys { phase: SysPhase::WakeList });
+                Flow::Again
             }
             Some(Op::SleepUntilNext { period }) => {
                 self.tasks[t as usize].pc += 1;

@@ -96,8 +96,9 @@ pub enum Op {
     /// Wait at barrier `id` until `parties` tasks have arrived; the last wakes the others
     /// (non-sync, as pthread barriers and OpenMP's futex fallback do).
     Barrier { id: u32, parties: u32 },
-    /// pthread mutex lock (futex-based, non-sync wake of one waiter on unlock; the lock is
-    /// handed to the woken waiter).
+    /// pthread mutex lock, as glibc's lowlevellock: user space when free, `futex_wait` when
+    /// held; unlock wakes one sleeper (non-sync), which retries (no hand-off). See the model's
+    /// `pthread_mutex`.
     Lock { id: u32 },
     Unlock { id: u32 },
     /// schbench's `lock_this_cpu()` (masoncl/schbench `schbench.c`): take lock `cpu` of the

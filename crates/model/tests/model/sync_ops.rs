@@ -53,6 +53,43 @@ fn mutex_serialises_its_critical_sections() {
     assert!(r.outcome.end_time >= 8 * MSEC, "end {}", r.outcome.end_time);
 }
 
+/// One task taking and releasing an uncontended mutex costs nothing beyond its compute: glibc's
+/// fast path is a user-space cmpxchg / xchg, no syscall (nptl/lowlevellock.c).
+#[test]
+fn an_uncontended_mutex_is_taken_and_released_in_user_space() {
+    let body = |locked: bool| {
+        let mut b = vec![Op::Compute(Dur::Fixed(USEC))];
+        if locked {
+            b = vec![Op::Lock { id: 0 }, Op::Compute(Dur::Fixed(USEC)), Op::Unlock { id: 0 }];
+        }
+        wl(vec![task("solo", looped(1000, b))])
+    };
+    let (plain, locked) = (run("test-2x4", v6_6(), &body(false), 1), run("test-2x4", v6_6(), &body(true), 1));
+    assert_eq!(locked.stats.wake.wakeups, 0);
+    assert_eq!(locked.outcome.end_time, plain.outcome.end_time, "no syscall was charged");
+}
+
+/// glibc does not hand a released mutex to the waiter it wakes (`__lll_lock_wait()` retries its
+/// `xchg`): a task that comes to the free mutex before the woken waiter runs takes it, and the
+/// waiter sleeps a second time. A hand-off would have given it to the waiter and put the
+/// latecomer to sleep instead.
+#[test]
+fn a_woken_waiter_retries_and_a_task_that_comes_first_takes_the_mutex() {
+    let holder = vec![Op::Lock { id: 0 }, Op::Compute(Dur::Fixed(100 * USEC)), Op::Unlock { id: 0 }, Op::Compute(Dur::Fixed(100 * USEC)), Op::Exit];
+    // Blocks 10 us in, while the holder has it.
+    let waiter = vec![Op::Compute(Dur::Fixed(10 * USEC)), Op::Lock { id: 0 }, Op::Unlock { id: 0 }, Op::Exit];
+    // Comes 0.5 us after the release: the waiter's wakeup (syscall, ttwu, IPI, idle exit) takes longer.
+    let barger = vec![Op::Compute(Dur::Fixed(100 * USEC + 500)), Op::Lock { id: 0 }, Op::Compute(Dur::Fixed(50 * USEC)), Op::Unlock { id: 0 }, Op::Exit];
+    let w = wl(vec![pinned(task("holder", holder), &[0]), pinned(task("waiter", waiter), &[2]), pinned(task("barger", barger), &[4])]);
+    let mut s = sim("test-2x4", v6_6(), &w, 1);
+    assert!(s.run_checked(10 * MSEC, 1000), "all three finish");
+    let t = |i: usize| &s.tasks[s.task_id(i) as usize];
+    // (An exit counts as a voluntary switch unless the run ends with it: wakeups count sleeps.)
+    assert_eq!(t(2).counters.nr_wakeups, 0, "the latecomer found the mutex free and never slept");
+    assert_eq!(t(1).counters.nr_wakeups, 2, "the waiter slept, woke to a taken mutex and slept again");
+    assert!(t(2).exit_time < t(1).exit_time, "the latecomer finished first");
+}
+
 #[test]
 fn periodic_timer_keeps_the_period() {
     let t = TaskSpec::new(
