@@ -289,7 +289,7 @@ pub struct RecordArgs {
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: PathBuf,
     /// Convert a recording made elsewhere instead of running a command: tracefs text
-    /// (`cat /sys/kernel/tracing/trace` with trace_clock=global; optionally gzipped) or the
+    /// (`cat /sys/kernel/tracing/trace` with trace_clock global or mono; optionally gzipped) or the
     /// `perf script` text of a `perf sched record`. Needs --comm or --pid.
     #[arg(long, value_name = "TRACE")]
     pub import: Option<PathBuf>,
@@ -314,6 +314,10 @@ pub struct RecordArgs {
     /// recorded figures and the elapsed time stay the workload's.
     #[arg(long)]
     pub others: bool,
+    /// Do not preload the lock log (the library that logs the command's pthread mutex and
+    /// condvar calls, so that its mutexes replay as mutexes): every futex block is then a pair.
+    #[arg(long)]
+    pub no_lock_log: bool,
     /// The command to record, after `--`.
     #[arg(last = true)]
     pub command: Vec<String>,

@@ -27,6 +27,8 @@
 //! no dependency: neither side gets an op. A block that ends without a recorded wakeup (a
 //! signal interrupted it before it switched out) is dropped.
 
+mod mutexes;
+
 use super::chans::{self, Plan};
 use super::events::{Class, Ctx, Ev, Kind, Recording, State};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -52,6 +54,11 @@ pub enum Act {
     Recv { chan: usize, bytes: u64, blocks: bool },
     /// Blocked this long, woken from outside the recorded tasks.
     Sleep { ns: u64 },
+    /// `pthread_mutex_lock` (from the lock log); `blocks`: it slept in `futex_wait` on the word.
+    Lock { mutex: usize, blocks: bool },
+    /// `pthread_mutex_unlock`; `syscall`: it made the `futex_wake` syscall (word 2); `wakes`:
+    /// that woke a task.
+    Unlock { mutex: usize, syscall: bool, wakes: bool },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -121,6 +128,8 @@ pub struct Converted {
     pub tasks: Vec<TaskOut>,
     pub chans: Vec<ChanOut>,
     pub futexes: Vec<String>,
+    /// The pthread mutexes of the lock log, `m.<process>.<address>`.
+    pub mutexes: Vec<String>,
     pub figures: Figures,
     /// Whether the recording had syscall events (else every dependency is a futex).
     pub syscalls: bool,
@@ -135,6 +144,10 @@ struct Sys {
     read: Option<(usize, u64, u64)>,
     /// It is a write of a channel: the index of its `Send` step.
     send_step: Option<usize>,
+    /// A `futex_wait` on the word of the mutex whose `Lock` step this is.
+    lock_step: Option<usize>,
+    /// A `futex_wake` on the word of the mutex whose `Unlock` step this is.
+    unlock_step: Option<usize>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -145,6 +158,8 @@ struct Blocked {
     state: char,
     /// A channel op stands for this block: its wakeup needs no op.
     on_channel: bool,
+    /// So does a `Lock` (a sleep on a mutex's word).
+    on_mutex: bool,
 }
 
 /// A wakeup: when, from which context, and the recorded task that did it (its pid, CPU time
@@ -168,6 +183,13 @@ struct Task {
     steps: Vec<Step>,
     prio: Option<i32>,
     last_ts: u64,
+    /// Mutexes it holds (lock log), with their nesting depth.
+    held: BTreeMap<usize, u32>,
+    /// Its last `Lock` and `Unlock` steps and their words, for the futex calls they make.
+    lock_at: Option<(usize, u64)>,
+    unlock_at: Option<(usize, u64)>,
+    /// In `pthread_cond_wait`: the mutex it takes back before returning, and its word.
+    relock: Option<(usize, u64)>,
 }
 
 impl Task {
@@ -249,6 +271,8 @@ struct Conv<'a> {
     chan_ix: HashMap<(u32, u32), usize>,
     futexes: Vec<String>,
     futex_ix: HashMap<(u32, u32, bool), usize>,
+    mutexes: Vec<String>,
+    mutex_ix: HashMap<(u32, u64), usize>,
     fig: Figures,
     t_start: Option<u64>,
     wakings: bool,
@@ -374,13 +398,17 @@ impl<'a> Conv<'a> {
                 }
             }
             Kind::Migrate { pid } if counts(pid) => self.fig.migrations += 1,
+            Kind::MutexLock { .. } | Kind::MutexUnlock { .. } | Kind::CondWait { .. } | Kind::CondWaitRet { .. } if sel(e.pid) => self.mutex_call(e),
             Kind::SysEnter { call, args } if sel(e.pid) && e.ctx != Ctx::HardIrq => {
                 let (write, read) = (self.plan.writes.get(&i).copied(), self.plan.reads.get(&i).copied());
                 let t = self.task(e.pid, e.ts);
                 t.since.get_or_insert(e.ts);
                 let cpu = t.cpu_at(e.ts);
                 t.early = None;
-                let mut s = Sys { class: call.class(), name: call.name(), args, read: None, send_step: None };
+                let mut s = Sys { class: call.class(), name: call.name(), args, read: None, send_step: None, lock_step: None, unlock_step: None };
+                if s.class == Class::Futex && self.mutex_ix.contains_key(&(self.process(e.pid), args[0])) {
+                    self.mutex_futex(e.pid, &mut s, cpu);
+                }
                 if let Some((o, bytes)) = write {
                     self.fig.channel_ops += u64::from(counts(e.pid));
                     s.send_step = Some(self.push(e.pid, Step { cpu, act: Act::Send { chan: o, bytes, blocks: false, wakes: false }, note: "" }));
@@ -424,7 +452,7 @@ impl<'a> Conv<'a> {
         let counts = self.workload.contains(&pid);
         self.fig.voluntary += u64::from(counts);
         let cpu = t.cpu;
-        let mut b = Blocked { ts, cpu, sys: t.sys, state: c, on_channel: false };
+        let mut b = Blocked { ts, cpu, sys: t.sys, state: c, on_channel: false, on_mutex: false };
         let mut step = None;
         if let Some(s) = t.sys.as_mut() {
             if let Some((o, bytes, _)) = s.read.take() {
@@ -436,6 +464,12 @@ impl<'a> Conv<'a> {
                     *blocks = true;
                 }
                 b.on_channel = true;
+            } else if let Some(k) = s.lock_step {
+                // Asleep on the mutex's word: its Lock stands for the block.
+                if let Some(Step { act: Act::Lock { blocks, .. }, .. }) = t.steps.get_mut(k) {
+                    *blocks = true;
+                }
+                b.on_mutex = true;
             } else if s.class == Class::Poll {
                 if let Some(&r) = plan.poll_reads.get(&(pid, ts)) {
                     // Waiting for the data its next read takes.
@@ -469,6 +503,12 @@ impl<'a> Conv<'a> {
                 *wakes = true;
             }
         }
+        // So does an unlock's futex_wake.
+        if let Some(k) = self.tasks.get(&h).and_then(|w| w.sys).and_then(|s| s.unlock_step).filter(|_| set.contains(&h) && e.ctx != Ctx::HardIrq) {
+            if let Some(Step { act: Act::Unlock { wakes, .. }, .. }) = self.tasks.get_mut(&h).and_then(|w| w.steps.get_mut(k)) {
+                *wakes = true;
+            }
+        }
         // Who woke it: another recorded task doing it (in process context, or in the soft
         // interrupt of its loopback send), else nobody recorded.
         let waker_sys = self.tasks.get(&h).and_then(|w| w.sys);
@@ -492,7 +532,7 @@ impl<'a> Conv<'a> {
         let t = self.task(wakee, e.ts);
         if fresh {
             // First seen being woken: it was blocked since the start.
-            t.blocked = Some(Blocked { ts: start, cpu: 0, sys: None, state: 'S', on_channel: false });
+            t.blocked = Some(Blocked { ts: start, cpu: 0, sys: None, state: 'S', on_channel: false, on_mutex: false });
         }
         match t.blocked.take() {
             Some(b) => self.resolve(wakee, b, wake),
@@ -505,16 +545,21 @@ impl<'a> Conv<'a> {
     /// A block of `wakee` ended by `w`: the ops of both sides.
     fn resolve(&mut self, wakee: u32, b: Blocked, w: Wake) {
         let counts = u64::from(self.workload.contains(&wakee));
-        if b.on_channel {
+        if b.on_channel || b.on_mutex {
             if counts > 0 {
-                *self.fig.blocks.entry("channel").or_default() += counts;
+                *self.fig.blocks.entry(if b.on_mutex { "mutex" } else { "channel" }).or_default() += counts;
             }
             return;
         }
         let tclass = b.sys.map(|s| s.class);
         let note = b.sys.map_or(if b.state == 'D' { "D" } else { "" }, |s| s.name);
+        // A sleep inside a critical section (glibc's condvar-internal lock, taken while the
+        // mutex is held) stays a timed sleep: as a pair it could deadlock a replay whose tasks
+        // take the mutex in another order than the recording did.
+        let holds = self.tasks.get(&wakee).is_some_and(|t| !t.held.is_empty());
+        let w = if holds && w.waker.is_some() { Wake { waker: None, ctx: Ctx::Task, ..w } } else { w };
         let Some((h, wcpu, waker_sys)) = w.waker else {
-            let cause = outside_cause(&b, w.ctx);
+            let cause = if holds { "sleep (in a critical section)" } else { outside_cause(&b, w.ctx) };
             if counts > 0 {
                 *self.fig.blocks.entry(cause).or_default() += counts;
             }
@@ -618,6 +663,8 @@ pub fn convert(rec: &Recording, sel: HashSet<u32>, others: bool) -> Converted {
         chan_ix: HashMap::new(),
         futexes: Vec::new(),
         futex_ix: HashMap::new(),
+        mutexes: Vec::new(),
+        mutex_ix: HashMap::new(),
         fig: Figures { channels: plan.objs.len(), ..Figures::default() },
         t_start: None,
         wakings,
@@ -626,6 +673,12 @@ pub fn convert(rec: &Recording, sel: HashSet<u32>, others: bool) -> Converted {
         other_since: HashMap::new(),
         other: Vec::new(),
     };
+    // The lock log's mutexes first: a futex call on one's word is the mutex's, whenever it comes.
+    for e in &rec.events {
+        if let (Kind::MutexLock { m } | Kind::MutexUnlock { m } | Kind::CondWait { m } | Kind::CondWaitRet { m }, true) = (&e.kind, sel.contains(&e.pid)) {
+            c.mutex(e.pid, *m);
+        }
+    }
     for (i, e) in rec.events.iter().enumerate() {
         c.event(i, e, &sel);
     }
@@ -660,6 +713,11 @@ pub fn convert(rec: &Recording, sel: HashSet<u32>, others: bool) -> Converted {
         }
         let nice = t.prio.filter(|p| (100..140).contains(p)).map(|p| p - 120);
         t.steps.sort_by_key(|s| s.cpu);
+        // What it still holds at its end is released there: a replay must not leave the
+        // others waiting for a task that is gone.
+        for (&mx, _) in &t.held {
+            t.steps.push(Step { cpu: end_cpu, act: Act::Unlock { mutex: mx, syscall: false, wakes: false }, note: "held at the end" });
+        }
         tasks.push(TaskOut {
             pid,
             comm: c.rec.comms.get(&pid).cloned().unwrap_or_else(|| "task".into()),
@@ -672,7 +730,7 @@ pub fn convert(rec: &Recording, sel: HashSet<u32>, others: bool) -> Converted {
     }
     c.fig.run_ns = end - start;
     c.fig.other_ns = c.other.iter().map(|&(a, b)| b.min(end).saturating_sub(a.max(start))).sum();
-    Converted { tasks, chans: c.chans, futexes: c.futexes, figures: c.fig, syscalls }
+    Converted { tasks, chans: c.chans, futexes: c.futexes, mutexes: c.mutexes, figures: c.fig, syscalls }
 }
 
 /// Whether the programs can all finish, whatever the timing: posts and sends run ahead, waits
@@ -682,6 +740,7 @@ pub fn stuck(c: &Converted) -> Option<String> {
     let mut pc = vec![0usize; c.tasks.len()];
     let mut sem = vec![0u64; c.futexes.len()];
     let mut buf = vec![0u64; c.chans.len()];
+    let mut owner: Vec<Option<usize>> = vec![None; c.mutexes.len()];
     loop {
         let mut moved = false;
         for (k, t) in c.tasks.iter().enumerate() {
@@ -694,6 +753,9 @@ pub fn stuck(c: &Converted) -> Option<String> {
                     Act::Recv { chan, bytes, .. } if buf[chan] < bytes => break,
                     Act::Recv { chan, bytes, .. } => buf[chan] -= bytes,
                     Act::Sleep { .. } => {}
+                    Act::Lock { mutex, .. } if owner[mutex].is_some_and(|o| o != k) => break,
+                    Act::Lock { mutex, .. } => owner[mutex] = Some(k),
+                    Act::Unlock { mutex, .. } => owner[mutex] = None,
                 }
                 pc[k] += 1;
                 moved = true;
@@ -707,6 +769,7 @@ pub fn stuck(c: &Converted) -> Option<String> {
     let what = match t.steps[pc[k]].act {
         Act::Wait { futex, .. } => format!("wait {}", c.futexes[futex]),
         Act::Recv { chan, bytes, .. } => format!("recv {} {bytes}", c.chans[chan].name),
+        Act::Lock { mutex, .. } => format!("lock {}", c.mutexes[mutex]),
         _ => "an op".into(),
     };
     Some(format!("task {}-{} would wait forever at its op {} ({what})", t.comm, t.pid, pc[k] + 1))
@@ -718,11 +781,11 @@ pub(crate) mod tests {
     use crate::record::events::parse;
 
     /// A tracefs line at `us` µs after 100 s.
-    fn l(task: &str, cpu: u32, flags: &str, us: u64, text: &str) -> String {
+    pub(crate) fn l(task: &str, cpu: u32, flags: &str, us: u64, text: &str) -> String {
         format!("{task:>16} [{cpu:03}] {flags} {}.{:06}: {text}\n", 100 + us / 1_000_000, us % 1_000_000)
     }
 
-    fn sw(prev: (&str, u32), state: &str, next: (&str, u32)) -> String {
+    pub(crate) fn sw(prev: (&str, u32), state: &str, next: (&str, u32)) -> String {
         format!(
             "sched_switch: prev_comm={} prev_pid={} prev_prio=120 prev_state={state} ==> next_comm={} next_pid={} next_prio=120",
             prev.0, prev.1, next.0, next.1

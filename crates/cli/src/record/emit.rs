@@ -64,6 +64,10 @@ impl Charges {
             Act::Recv { chan, bytes, blocks: false } => self.syscall + self.c.copy(bytes) + self.chan_costs(chans[chan].kind).1,
             Act::Recv { chan, blocks: true, .. } => self.syscall + self.chan_costs(chans[chan].kind).2 + self.block,
             Act::Sleep { .. } => self.syscall + self.block,
+            // A free mutex is user space only (the model's `pthread_mutex`).
+            Act::Lock { blocks: false, .. } | Act::Unlock { syscall: false, .. } => 0,
+            Act::Lock { blocks: true, .. } => self.syscall + self.futex_wait + self.block,
+            Act::Unlock { syscall: true, .. } => self.syscall + self.futex_wake,
         }
     }
 
@@ -77,6 +81,8 @@ impl Charges {
             Act::Wait { spawn: true, .. } | Act::Recv { blocks: false, .. } => 0,
             Act::Wait { .. } | Act::Sleep { .. } => self.half_switch,
             Act::Recv { chan, bytes, blocks: true } => self.half_switch + self.c.copy(bytes) + self.chan_costs(chans[chan].kind).1,
+            Act::Lock { blocks, .. } => if blocks { self.half_switch } else { 0 },
+            Act::Unlock { wakes, .. } => wake(wakes),
         }
     }
 
@@ -256,6 +262,8 @@ pub fn task_file(conv: &Converted, ch: &Charges, origin: &Origin) -> (String, u6
                 Act::Send { chan, bytes, .. } => chunks("send", &conv.chans[chan].name, bytes),
                 Act::Recv { chan, bytes, .. } => chunks("recv", &conv.chans[chan].name, bytes),
                 Act::Sleep { ns } => format!("sleep {}", dur(ns)),
+                Act::Lock { mutex, .. } => format!("lock {}", conv.mutexes[mutex]),
+                Act::Unlock { mutex, .. } => format!("unlock {}", conv.mutexes[mutex]),
             };
             if step.note.is_empty() {
                 let _ = writeln!(s, "{op}");

@@ -147,8 +147,27 @@ pub enum Kind {
     /// `sock_send_length` / `sock_recv_length` (v6.3+): a socket's send or receive returned, in
     /// the syscall that made it; the socket's address family (`AF_UNIX` = 1, `AF_INET` = 2).
     SockLen { family: u16 },
+    /// The lock log's events (`record`'s LD_PRELOAD library, `locklog`): a task called
+    /// `pthread_mutex_lock` (or a `trylock` that succeeded), `pthread_mutex_unlock`, or entered
+    /// or returned from `pthread_cond_wait` with mutex `m` (the address of its futex word).
+    MutexLock { m: u64 },
+    MutexUnlock { m: u64 },
+    CondWait { m: u64 },
+    CondWaitRet { m: u64 },
     /// Any other event.
     Other,
+}
+
+impl Kind {
+    /// Order among events of the same µs (the lock log's ns are cut to the trace's µs): a
+    /// call's entry before the syscalls it makes, `pthread_cond_wait`'s return after them.
+    fn same_us_rank(&self) -> u8 {
+        match self {
+            Kind::MutexLock { .. } | Kind::MutexUnlock { .. } | Kind::CondWait { .. } => 0,
+            Kind::CondWaitRet { .. } => 2,
+            _ => 1,
+        }
+    }
 }
 
 /// One event: when, on which CPU, by which task (the header's), in which context.
@@ -220,7 +239,10 @@ pub fn parse(text: &str, name: &str) -> Result<Recording, String> {
         if *format.get_or_insert(f) != f {
             return Err(format!("{name}:{line}: a {} line in a {} recording", f.name(), format.map_or("", |f| f.name())));
         }
-        r.comms.insert(h.pid, h.comm.to_string());
+        // The lock log's lines name no comm (`<...>`, as tracefs does for one it lost).
+        if h.comm != "<...>" {
+            r.comms.insert(h.pid, h.comm.to_string());
+        }
         if let Some(g) = h.tgid {
             r.tgid.insert(h.pid, g);
         }
@@ -228,7 +250,33 @@ pub fn parse(text: &str, name: &str) -> Result<Recording, String> {
         r.events.push(Ev { ts: h.ts, cpu: h.cpu, pid: h.pid, ctx: h.ctx, line, kind });
     }
     r.format = format.unwrap_or(Format::Tracefs);
+    if r.events.iter().any(|e| e.kind.same_us_rank() != 1) {
+        merge_lock_log(&mut r.events);
+    }
     Ok(r)
+}
+
+/// Merges the lock log's events (after the trace's, in time order) into the trace's. The trace
+/// has µs, the log had ns: within a µs a call's entry goes before the trace's events and a
+/// return after them, but never before an earlier call of the same thread (a `pthread_cond_wait`
+/// that returns and is called again within one µs keeps that order).
+fn merge_lock_log(events: &mut Vec<Ev>) {
+    let mut last: HashMap<u32, (u64, u8)> = HashMap::new();
+    let mut keyed: Vec<((u64, u8), usize, Ev)> = std::mem::take(events)
+        .into_iter()
+        .enumerate()
+        .map(|(i, e)| {
+            let mut k = (e.ts, e.kind.same_us_rank());
+            if k.1 != 1 {
+                let l = last.entry(e.pid).or_insert(k);
+                k = k.max(*l);
+                *l = k;
+            }
+            (k, i, e)
+        })
+        .collect();
+    keyed.sort_by_key(|(k, i, _)| (*k, *i));
+    *events = keyed.into_iter().map(|(_, _, e)| e).collect();
 }
 
 /// The parts of an event line before the event's own text.
@@ -439,6 +487,15 @@ fn event(text: &str, comms: &mut HashMap<u32, String>) -> Result<Kind, String> {
         }
         "sched_process_exit" => Kind::Exit { pid: num(f, "pid").ok_or_else(|| bad("pid"))? },
         "sched_migrate_task" => Kind::Migrate { pid: num(f, "pid").ok_or_else(|| bad("pid"))? },
+        "wakesim_mutex_lock" | "wakesim_mutex_unlock" | "wakesim_cond_wait" | "wakesim_cond_wait_ret" => {
+            let m = f.split_whitespace().find_map(|kv| kv.strip_prefix("m=")).map(hex).ok_or_else(|| bad("m="))?;
+            match name {
+                "wakesim_mutex_lock" => Kind::MutexLock { m },
+                "wakesim_mutex_unlock" => Kind::MutexUnlock { m },
+                "wakesim_cond_wait" => Kind::CondWait { m },
+                _ => Kind::CondWaitRet { m },
+            }
+        }
         "sock_send_length" | "sock_recv_length" => Kind::SockLen { family: sock_family(f).ok_or_else(|| bad("family"))? },
         _ => Kind::Other,
     })
@@ -462,6 +519,33 @@ fn sock_family(f: &str) -> Option<u16> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lock_log_calls_go_before_the_trace_events_of_their_microsecond_and_returns_after() {
+        let t = |us: u32, text: &str| format!("app-101 (    100) [001] ..... 100.{us:06}: {text}\n");
+        let mut s = t(10, "sys_futex(uaddr: 0x6008, op: 0x189, val: 0, utime: 0, uaddr2: 0, val3: 0)");
+        s += &t(12, "sys_futex(uaddr: 0x5000, op: 0x80, val: 2, utime: 0, uaddr2: 0, val3: 0)");
+        // The log, appended: a pthread_cond_wait() that returns and is called again in one µs.
+        let log = |us: u32, call: &str| format!("<...>-101 (    100) [001] ..... 100.{us:06}: wakesim_{call}: m=0x5000\n");
+        s += &(log(10, "cond_wait_ret") + &log(10, "cond_wait") + &log(12, "mutex_lock"));
+        let r = parse(&s, "t").unwrap();
+        let order: Vec<(u64, &str)> = r
+            .events
+            .iter()
+            .map(|e| {
+                let k = match e.kind {
+                    Kind::SysEnter { .. } => "futex",
+                    Kind::CondWaitRet { m: 0x5000 } => "ret",
+                    Kind::CondWait { m: 0x5000 } => "wait",
+                    Kind::MutexLock { m: 0x5000 } => "lock",
+                    _ => "?",
+                };
+                (e.ts / 1000 - 100_000_000, k)
+            })
+            .collect();
+        assert_eq!(order, [(10, "futex"), (10, "ret"), (10, "wait"), (12, "lock"), (12, "futex")]);
+        assert_eq!(r.comms.get(&101).map(String::as_str), Some("app"), "the log's `<...>` names no comm");
+    }
 
     #[test]
     fn sock_length_events_give_the_address_family() {

@@ -10,6 +10,7 @@ mod chans;
 mod convert;
 mod emit;
 mod events;
+mod locklog;
 
 use crate::args::RecordArgs;
 use crate::output::{check_writable, write_atomic};
@@ -80,7 +81,20 @@ pub fn record(a: RecordArgs) -> Result<(), UserError> {
                 return Err(UserError("--pid and --comm choose the tasks of an --import; a live recording takes the command and everything it forks".into()));
             }
             let optional = optional_events();
-            let c = capture(&a.command, &Setup { events: &EVENTS, optional: &optional, options: &["record-tgid"] })?;
+            let lock_log = if a.no_lock_log { None } else { Some(locklog::LockLog::create()?) };
+            let env = lock_log.as_ref().map(locklog::LockLog::env).unwrap_or_default();
+            // The lock log's CLOCK_MONOTONIC is tracefs's `mono`.
+            let clocks: &[&str] = if lock_log.is_some() { &["mono", "global"] } else { &["global"] };
+            let mut c = capture(&a.command, &Setup { events: &EVENTS, optional: &optional, options: &["record-tgid"], clocks, env: &env })?;
+            if lock_log.is_some() && c.clock != "mono" {
+                notes.push("this kernel's tracefs has no mono clock, the lock log's: its mutexes are futex pairs".into());
+            } else if let Some(l) = &lock_log {
+                let (lines, n) = l.lines()?;
+                c.text.push_str(&lines);
+                if n == 0 {
+                    notes.push("the lock log has no pthread mutex calls (a program without them, or not dynamically linked with glibc)".into());
+                }
+            }
             if c.missing.iter().any(|e| e.starts_with("syscalls/")) {
                 let n = c.missing.iter().filter(|e| e.starts_with("syscalls/")).count();
                 notes.push(format!("this kernel lacks {n} of the syscall events (CONFIG_FTRACE_SYSCALLS?): blocks without a known syscall become futex waits"));

@@ -135,7 +135,7 @@ pub fn record(cmd: &[String], out: &Path) -> Result<(), UserError> {
         return Err(UserError("--record needs the command after `--`, e.g. `wakesim replay --record -- hackbench -g 1 -f 4 -l 1000`".into()));
     }
     check_writable(out)?;
-    let c = capture(cmd, &Setup { events: &EVENTS, optional: &[], options: &[] })?;
+    let c = capture(cmd, &Setup { events: &EVENTS, optional: &[], options: &[], clocks: &["global"], env: &[] })?;
     write_atomic(out, &c.text)
 }
 
@@ -145,6 +145,11 @@ pub struct Setup<'a> {
     pub events: &'a [&'a str],
     pub optional: &'a [String],
     pub options: &'a [&'a str],
+    /// Trace clocks by preference: the first this kernel has is used (`global`; `mono` is
+    /// CLOCK_MONOTONIC, to merge with a user-space log).
+    pub clocks: &'a [&'a str],
+    /// Environment variables for the command.
+    pub env: &'a [(String, String)],
 }
 
 /// A finished recording: the trace's text, the command's pid, the optional events this kernel
@@ -153,6 +158,8 @@ pub struct Captured {
     pub text: String,
     pub root_pid: u32,
     pub missing: Vec<String>,
+    /// The trace clock it used.
+    pub clock: &'static str,
 }
 
 /// Runs `cmd` (under `setsid`) with tracefs recording `setup`'s events with the global clock;
@@ -180,16 +187,16 @@ pub fn capture(cmd: &[String], setup: &Setup) -> Result<Captured, UserError> {
     t.set("tracing_on", "0", old_on)?;
     let clock = t.read("trace_clock")?;
     let old_clock = selected(&clock).unwrap_or("local").to_string();
-    if !clock
-        .split_whitespace()
-        .any(|c| c.trim_matches(|x| x == '[' || x == ']') == "global")
-    {
+    let has = |want: &str| clock.split_whitespace().any(|c| c.trim_matches(|x| x == '[' || x == ']') == want);
+    let Some(&use_clock) = setup.clocks.iter().find(|c| has(c)) else {
         return Err(UserError(format!(
-            "{}: this kernel has no global trace clock",
-            dir.join("trace_clock").display()
+            "{}: this kernel has no {} trace clock",
+            dir.join("trace_clock").display(),
+            setup.clocks.join(" or ")
         )));
-    }
-    t.set("trace_clock", "global", old_clock)?;
+    };
+    let use_clock: &'static str = if use_clock == "mono" { "mono" } else { "global" };
+    t.set("trace_clock", use_clock, old_clock)?;
     let old_kb = buffer_kb(&t.read("buffer_size_kb")?);
     t.set("buffer_size_kb", BUFFER_KB, old_kb)?;
     let old_all = t.read("events/enable").unwrap_or_default();
@@ -235,6 +242,7 @@ pub fn capture(cmd: &[String], setup: &Setup) -> Result<Captured, UserError> {
     let mut child = std::process::Command::new("setsid")
         .arg("--wait")
         .args(cmd)
+        .envs(setup.env.iter().map(|(k, v)| (k, v)))
         .spawn()
         .map_err(|e| UserError(format!("cannot run `setsid {}`: {e}", cmd.join(" "))))?;
     let root_pid = child.id();
@@ -255,7 +263,7 @@ pub fn capture(cmd: &[String], setup: &Setup) -> Result<Captured, UserError> {
     }
     let text = t.read("trace")?;
     drop(t);
-    Ok(Captured { text, root_pid, missing })
+    Ok(Captured { text, root_pid, missing, clock: use_clock })
 }
 
 #[cfg(test)]
