@@ -93,7 +93,13 @@ fn calibrate_quick_writes_a_complete_profile_that_host_loads_by_default() {
         let line = text.lines().find(|l| l.starts_with(key)).unwrap_or_else(|| panic!("{key} missing:\n{text}"));
         assert!(line.contains("median") && line.contains("min") && line.contains("max"), "{line}");
         let v: u64 = line[key.len()..].split_whitespace().next().unwrap().parse().unwrap();
-        assert!(v > 0, "{line}");
+        if key == "sock_msg_cold = " {
+            // A difference of two measured pairs (queued − hot), floored at 0: on a busy machine
+            // the two can come out within each other's noise.
+            assert!(line.contains("queued pair") && line.contains("hot pair"), "{line}");
+        } else {
+            assert!(v > 0, "{line}");
+        }
     }
     // The socket work is solved in place, against the native pinned hackbench, in the split a
     // one-CPU socket stream measured.
