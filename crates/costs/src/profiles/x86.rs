@@ -63,7 +63,12 @@ pub(crate) fn generic() -> CostProfile {
             cross_llc: 110,  // [EST] cross LLC 80–150 ns, midpoint ≈ 110 (Zen3 85–135 ns, KCORES)
             cross_node: 200, // cross socket 108–304 ns (nviennot and KCORES core-to-core-latency), ≈ midpoint
         },
-        ipi_send: 200, // [EST]: x2APIC ICR write + CSD queueing 0.1–0.3 µs
+        // x2APIC ICR write + CSD queueing. V. Pallipadi ("[RFC] Extend mwait idle to optimize
+        // away IPIs", LKML 2012-02-06): a flag write instead of the IPI cut the sender's
+        // smp_call_function_single() from ~1600 to ~1200 cycles (Westmere, same socket):
+        // ~400 cycles, 0.13–0.17 µs at 2.4–2.9 GHz. [EST] 200 ns: that, rounded up (no figure
+        // for Cascade Lake or Zen found).
+        ipi_send: 200,
         ipi_delivery: x86_ipi_delivery(),
         // [EST]: receiver entry/exit + flush_smp_call_function_queue() 0.5–1.0 µs; low end, the
         // flush is csd_flush.
