@@ -156,10 +156,25 @@ struct Blocked {
     cpu: u64,
     sys: Option<Sys>,
     state: char,
-    /// A channel op stands for this block: its wakeup needs no op.
-    on_channel: bool,
-    /// So does a `Lock` (a sleep on a mutex's word).
-    on_mutex: bool,
+    /// The op that stands for this block, if one does: its wakeup then needs no op.
+    by: Option<BlockOp>,
+}
+
+/// What stands for a block: a channel's `send`/`recv`, or a `lock` (a sleep on a mutex's word).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum BlockOp {
+    Channel,
+    Mutex,
+}
+
+impl BlockOp {
+    /// Its name in the figures' block counts.
+    fn name(self) -> &'static str {
+        match self {
+            BlockOp::Channel => "channel",
+            BlockOp::Mutex => "mutex",
+        }
+    }
 }
 
 /// A wakeup: when, from which context, and the recorded task that did it (its pid, CPU time
@@ -452,7 +467,7 @@ impl<'a> Conv<'a> {
         let counts = self.workload.contains(&pid);
         self.fig.voluntary += u64::from(counts);
         let cpu = t.cpu;
-        let mut b = Blocked { ts, cpu, sys: t.sys, state: c, on_channel: false, on_mutex: false };
+        let mut b = Blocked { ts, cpu, sys: t.sys, state: c, by: None };
         let mut step = None;
         if let Some(s) = t.sys.as_mut() {
             if let Some((o, bytes, _)) = s.read.take() {
@@ -463,13 +478,13 @@ impl<'a> Conv<'a> {
                 if let Some(Step { act: Act::Send { blocks, .. }, .. }) = t.steps.get_mut(k) {
                     *blocks = true;
                 }
-                b.on_channel = true;
+                b.by = Some(BlockOp::Channel);
             } else if let Some(k) = s.lock_step {
                 // Asleep on the mutex's word: its Lock stands for the block.
                 if let Some(Step { act: Act::Lock { blocks, .. }, .. }) = t.steps.get_mut(k) {
                     *blocks = true;
                 }
-                b.on_mutex = true;
+                b.by = Some(BlockOp::Mutex);
             } else if s.class == Class::Poll {
                 if let Some(&r) = plan.poll_reads.get(&(pid, ts)) {
                     // Waiting for the data its next read takes.
@@ -480,7 +495,7 @@ impl<'a> Conv<'a> {
             }
         }
         if let Some((act, note)) = step {
-            b.on_channel = true;
+            b.by = Some(BlockOp::Channel);
             self.fig.channel_ops += u64::from(counts);
             self.push(pid, Step { cpu, act, note });
         }
@@ -497,15 +512,10 @@ impl<'a> Conv<'a> {
         }
         self.fig.wakeups += u64::from(self.workload.contains(&wakee));
         let h = e.pid;
-        // A channel write that wakes anyone pays for the wakeup.
-        if let Some(k) = self.tasks.get(&h).and_then(|w| w.sys).and_then(|s| s.send_step).filter(|_| set.contains(&h) && e.ctx != Ctx::HardIrq) {
-            if let Some(Step { act: Act::Send { wakes, .. }, .. }) = self.tasks.get_mut(&h).and_then(|w| w.steps.get_mut(k)) {
-                *wakes = true;
-            }
-        }
-        // So does an unlock's futex_wake.
-        if let Some(k) = self.tasks.get(&h).and_then(|w| w.sys).and_then(|s| s.unlock_step).filter(|_| set.contains(&h) && e.ctx != Ctx::HardIrq) {
-            if let Some(Step { act: Act::Unlock { wakes, .. }, .. }) = self.tasks.get_mut(&h).and_then(|w| w.steps.get_mut(k)) {
+        // A channel write or a mutex unlock's futex_wake that wakes anyone pays for the wakeup.
+        let op = self.tasks.get(&h).and_then(|w| w.sys).and_then(|s| s.send_step.or(s.unlock_step));
+        if let Some(k) = op.filter(|_| set.contains(&h) && e.ctx != Ctx::HardIrq) {
+            if let Some(Step { act: Act::Send { wakes, .. } | Act::Unlock { wakes, .. }, .. }) = self.tasks.get_mut(&h).and_then(|w| w.steps.get_mut(k)) {
                 *wakes = true;
             }
         }
@@ -532,7 +542,7 @@ impl<'a> Conv<'a> {
         let t = self.task(wakee, e.ts);
         if fresh {
             // First seen being woken: it was blocked since the start.
-            t.blocked = Some(Blocked { ts: start, cpu: 0, sys: None, state: 'S', on_channel: false, on_mutex: false });
+            t.blocked = Some(Blocked { ts: start, cpu: 0, sys: None, state: 'S', by: None });
         }
         match t.blocked.take() {
             Some(b) => self.resolve(wakee, b, wake),
@@ -545,9 +555,9 @@ impl<'a> Conv<'a> {
     /// A block of `wakee` ended by `w`: the ops of both sides.
     fn resolve(&mut self, wakee: u32, b: Blocked, w: Wake) {
         let counts = u64::from(self.workload.contains(&wakee));
-        if b.on_channel || b.on_mutex {
+        if let Some(op) = b.by {
             if counts > 0 {
-                *self.fig.blocks.entry(if b.on_mutex { "mutex" } else { "channel" }).or_default() += counts;
+                *self.fig.blocks.entry(op.name()).or_default() += counts;
             }
             return;
         }
@@ -694,7 +704,7 @@ pub fn convert(rec: &Recording, sel: HashSet<u32>, others: bool) -> Converted {
             (None, Some(b)) => {
                 c.fig.blocked_at_end += u64::from(counts);
                 // A channel op that stood for the last block waits for what never came.
-                if b.on_channel {
+                if b.by == Some(BlockOp::Channel) {
                     if let Some(k) = t.steps.iter().rposition(|s| matches!(s.act, Act::Recv { blocks: true, .. }) && s.cpu == b.cpu) {
                         t.steps.remove(k);
                     }

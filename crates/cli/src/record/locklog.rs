@@ -20,6 +20,15 @@ const LIBRARY: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/liblocklog.so")
 const MAGIC: u64 = 0x676f_6c6b_636f_6c77;
 const HEADER: usize = 32;
 const REC: usize = 40;
+/// The record's `op`, and the trace event each becomes (lock_log.c's `OP_*`).
+const OPS: [(u32, &str); 4] = [
+    (1, "wakesim_mutex_lock"),
+    (2, "wakesim_mutex_unlock"),
+    (3, "wakesim_cond_wait"),
+    (4, "wakesim_cond_wait_ret"),
+];
+/// The condvar ops, whose mutex is the record's second address (`b`; the first is the condvar).
+const COND_OPS: u32 = 3;
 /// Calls the log holds: 4 M records, 160 MB of a sparse file (only what is written takes room).
 const CAPACITY: u64 = 4 << 20;
 
@@ -86,14 +95,8 @@ impl LockLog {
         let mut n = 0;
         for (ts, o) in slots {
             let (pid, tid, op, cpu, m) = (u32_at(o + 8), u32_at(o + 12), u32_at(o + 16), u32_at(o + 20), u64_at(o + 32));
-            let m = if op >= 3 { m } else { u64_at(o + 24) };
-            let name = match op {
-                1 => "wakesim_mutex_lock",
-                2 => "wakesim_mutex_unlock",
-                3 => "wakesim_cond_wait",
-                4 => "wakesim_cond_wait_ret",
-                _ => continue,
-            };
+            let m = if op >= COND_OPS { m } else { u64_at(o + 24) };
+            let Some(&(_, name)) = OPS.iter().find(|&&(k, _)| k == op) else { continue };
             let _ = writeln!(out, "<...>-{tid} ({pid:>7}) [{cpu:03}] ..... {}.{:06}: {name}: m={m:#x}", ts / 1_000_000_000, ts % 1_000_000_000 / 1000);
             n += 1;
         }

@@ -6,6 +6,13 @@
 
 use super::{Act, Conv, Ev, Kind, Step, Sys};
 
+/// The futex op's command bits and the commands a mutex word sees (include/uapi/linux/futex.h:
+/// `FUTEX_CMD_MASK` clears `FUTEX_PRIVATE_FLAG` and `FUTEX_CLOCK_REALTIME`).
+const FUTEX_CMD_MASK: u64 = 0x7f;
+const FUTEX_WAIT: u64 = 0;
+const FUTEX_WAKE: u64 = 1;
+const FUTEX_WAIT_BITSET: u64 = 9;
+
 impl Conv<'_> {
     /// The process (thread group) of a task, where the recording says.
     pub(super) fn process(&self, pid: u32) -> u32 {
@@ -23,6 +30,16 @@ impl Conv<'_> {
         i
     }
 
+    /// `pid` takes mutex `mx` (word `word`) at CPU time `cpu`: its `Lock` step, which a futex
+    /// sleep on the word then marks as blocking.
+    fn take(&mut self, pid: u32, mx: usize, word: u64, cpu: u64) -> usize {
+        let k = self.push(pid, Step { cpu, act: Act::Lock { mutex: mx, blocks: false }, note: "" });
+        let t = self.tasks.get_mut(&pid).expect("task");
+        t.held.insert(mx, 1);
+        t.lock_at = Some((k, word));
+        k
+    }
+
     /// A call of the lock log. Nested locks of one task (recursive mutexes) are one critical
     /// section; an unlock of a mutex taken before the recording is dropped.
     pub(super) fn mutex_call(&mut self, e: &Ev) {
@@ -36,15 +53,13 @@ impl Conv<'_> {
         t.since.get_or_insert(ts);
         let cpu = t.cpu_at(ts);
         let depth = t.held.get(&mx).copied().unwrap_or(0);
-        let lock = |blocks| Step { cpu, act: Act::Lock { mutex: mx, blocks }, note: "" };
         let unlock = Step { cpu, act: Act::Unlock { mutex: mx, syscall: false, wakes: false }, note: "" };
         match e.kind {
-            Kind::MutexLock { .. } => {
+            Kind::MutexLock { .. } if depth > 0 => {
                 t.held.insert(mx, depth + 1);
-                if depth == 0 {
-                    let k = self.push(pid, lock(false));
-                    self.tasks.get_mut(&pid).expect("task").lock_at = Some((k, word));
-                }
+            }
+            Kind::MutexLock { .. } => {
+                self.take(pid, mx, word, cpu);
             }
             Kind::MutexUnlock { .. } | Kind::CondWait { .. } => {
                 let cond = matches!(e.kind, Kind::CondWait { .. });
@@ -65,9 +80,7 @@ impl Conv<'_> {
             Kind::CondWaitRet { .. } => {
                 // Taken back without sleeping on its word (a sleep would have placed it).
                 if t.relock.take().is_some() {
-                    t.held.insert(mx, 1);
-                    let k = self.push(pid, lock(false));
-                    self.tasks.get_mut(&pid).expect("task").lock_at = Some((k, word));
+                    self.take(pid, mx, word, cpu);
                 }
             }
             _ => {}
@@ -78,20 +91,16 @@ impl Conv<'_> {
     /// its `Lock` (or of the take-back inside `pthread_cond_wait`, which places the `Lock`
     /// here), or the wake of its `Unlock`.
     pub(super) fn mutex_futex(&mut self, pid: u32, s: &mut Sys, cpu: u64) {
-        let (word, cmd) = (s.args[0], s.args[1] & 0x7f);
+        let (word, cmd) = (s.args[0], s.args[1] & FUTEX_CMD_MASK);
         let t = self.tasks.get_mut(&pid).expect("task");
-        // FUTEX_WAIT, FUTEX_WAIT_BITSET; FUTEX_WAKE.
-        if matches!(cmd, 0 | 9) {
+        if matches!(cmd, FUTEX_WAIT | FUTEX_WAIT_BITSET) {
             if let Some((mx, _)) = t.relock.filter(|r| r.1 == word) {
                 t.relock = None;
-                t.held.insert(mx, 1);
-                let k = self.push(pid, Step { cpu, act: Act::Lock { mutex: mx, blocks: false }, note: "" });
-                self.tasks.get_mut(&pid).expect("task").lock_at = Some((k, word));
-                s.lock_step = Some(k);
+                s.lock_step = Some(self.take(pid, mx, word, cpu));
             } else if let Some((k, _)) = t.lock_at.filter(|l| l.1 == word) {
                 s.lock_step = Some(k);
             }
-        } else if cmd == 1 {
+        } else if cmd == FUTEX_WAKE {
             if let Some((k, _)) = t.unlock_at.filter(|l| l.1 == word) {
                 if let Some(Step { act: Act::Unlock { syscall, .. }, .. }) = t.steps.get_mut(k) {
                     *syscall = true;
@@ -108,6 +117,16 @@ mod tests {
     use super::super::{convert, select, Act, Roots};
     use crate::record::events::parse;
 
+    const I0: (&str, u32) = ("swapper/0", 0);
+    const I1: (&str, u32) = ("swapper/1", 0);
+    const A: (&str, u32) = ("app", 100);
+    const B: (&str, u32) = ("app", 101);
+
+    /// Threads 100 and 101 of process 100 switched in on CPUs 0 and 1 at time 0.
+    fn both_running() -> String {
+        l("<idle>-0", 0, "d..2.", 0, &sw(I0, "R", A)) + &l("<idle>-0", 1, "d..2.", 0, &sw(I1, "R", B))
+    }
+
     /// A lock-log line of thread `tid` of process 100 at `us` µs after 100 s.
     fn log(tid: u32, us: u64, call: &str, m: u64) -> String {
         l(&format!("<...>-{tid} (    100)"), 0, ".....", us, &format!("wakesim_{call}: m={m:#x}"))
@@ -117,10 +136,8 @@ mod tests {
     /// woken by 100's unlock; then 101 waits on a condvar (word 0x6008) that 100 signals inside
     /// its critical section. The log's lines come after the trace's, as `record` appends them.
     fn trace() -> String {
-        let (i0, i1, a, b) = (("swapper/0", 0), ("swapper/1", 0), ("app", 100), ("app", 101));
-        let mut s = String::new();
-        s += &l("<idle>-0", 0, "d..2.", 0, &sw(i0, "R", a));
-        s += &l("<idle>-0", 1, "d..2.", 0, &sw(i1, "R", b));
+        let (i0, i1, a, b) = (I0, I1, A, B);
+        let mut s = both_running();
         s += &l("app-101", 1, ".....", 12, "sys_futex(uaddr: 0x5000, op: 0x80, val: 2, utime: 0, uaddr2: 0, val3: 0)");
         s += &l("app-101", 1, "d..2.", 13, &sw(b, "S", i1));
         s += &l("app-100", 0, ".....", 20, "sys_futex(uaddr: 0x5000, op: 0x81, val: 1, utime: 0, uaddr2: 0, val3: 0)");
@@ -190,10 +207,8 @@ mod tests {
     fn a_sleep_inside_a_critical_section_is_a_timed_sleep_and_a_mutex_held_at_the_end_is_released() {
         // 100 takes the mutex and sleeps on another word (glibc's condvar-internal lock) until
         // 101 wakes it; it never unlocks.
-        let (i0, i1, a, b) = (("swapper/0", 0), ("swapper/1", 0), ("app", 100), ("app", 101));
-        let mut s = String::new();
-        s += &l("<idle>-0", 0, "d..2.", 0, &sw(i0, "R", a));
-        s += &l("<idle>-0", 1, "d..2.", 0, &sw(i1, "R", b));
+        let (i0, a) = (I0, A);
+        let mut s = both_running();
         s += &l("app-100", 0, ".....", 11, "sys_futex(uaddr: 0x6010, op: 0x80, val: 3, utime: 0, uaddr2: 0, val3: 0)");
         s += &l("app-100", 0, "d..2.", 12, &sw(a, "S", i0));
         s += &l("app-101", 1, ".....", 20, "sys_futex(uaddr: 0x6010, op: 0x81, val: 1, utime: 0, uaddr2: 0, val3: 0)");
