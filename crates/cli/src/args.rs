@@ -81,6 +81,14 @@ pub struct ReproduceArgs {
     /// direction and its spec gives no cause: the table's UNEXPLAINED rows.
     #[arg(long)]
     pub strict: bool,
+    /// KEY,…: instead of the results table, how each row's change moves when one cost constant
+    /// is scaled by each of `--factors` (keys as `--cost-scale`'s: `idle_exit`, `ipi_delivery`,
+    /// `idle_states`, …), every row rerun per key and factor; `--write-docs` writes that table.
+    #[arg(long, value_delimiter = ',', value_name = "KEY,...")]
+    pub sensitivity: Vec<String>,
+    /// The factors of `--sensitivity` (default 0.5,2).
+    #[arg(long, value_delimiter = ',', value_name = "F,...", default_value = "0.5,2", allow_negative_numbers = true)]
+    pub factors: Vec<f64>,
 }
 
 #[derive(Args, Debug)]
@@ -96,6 +104,10 @@ pub struct CompareArgs {
     /// Cost-profile overrides (TOML) on top of the machine's profile.
     #[arg(long)]
     pub costs: Option<PathBuf>,
+    /// KEY=FACTOR: multiply one cost by FACTOR after `--costs` (a sensitivity study: `idle_exit=2`,
+    /// `ipi_delivery=0.5`, `ipi_delivery.cross_node=2`, `idle_states=2`). Repeatable.
+    #[arg(long = "cost-scale", value_name = "KEY=FACTOR")]
+    pub cost_scale: Vec<String>,
     /// Kernel profile of the baseline (see `wakesim kernels`; default: the newest).
     #[arg(long, default_value = wakesim_model::features::NEWEST_KERNEL)]
     pub kernel: String,
@@ -336,6 +348,10 @@ pub struct RunArgs {
     /// Cost-profile overrides (TOML) on top of the machine's profile.
     #[arg(long)]
     pub costs: Option<PathBuf>,
+    /// KEY=FACTOR: multiply one cost by FACTOR after `--costs` (a sensitivity study: `idle_exit=2`,
+    /// `ipi_delivery=0.5`, `ipi_delivery.cross_node=2`, `idle_states=2`). Repeatable.
+    #[arg(long = "cost-scale", value_name = "KEY=FACTOR")]
+    pub cost_scale: Vec<String>,
     /// Kernel profile whose mainline behaviour to model (see `wakesim kernels`; default: the newest).
     #[arg(long, default_value = wakesim_model::features::NEWEST_KERNEL)]
     pub kernel: String,

@@ -32,6 +32,20 @@ pub fn resolve_costs(m: &Machine, file: Option<&std::path::Path>) -> Result<Cost
     }
 }
 
+/// `--cost-scale KEY=FACTOR`, each applied in turn on top of the resolved profile.
+pub fn apply_cost_scales(costs: &mut CostProfile, scales: &[String]) -> Result<(), UserError> {
+    for s in scales {
+        let (key, f) = s.split_once('=').ok_or_else(|| UserError(format!("--cost-scale takes KEY=FACTOR, got '{s}'")))?;
+        let factor: f64 = f.trim().parse().map_err(|_| UserError(format!("--cost-scale {s}: '{f}' is not a number")))?;
+        wakesim_costs::scale_cost(costs, key.trim(), factor).map_err(|e| UserError(format!("--cost-scale: {e}")))?;
+    }
+    // The run's JSON and summary name the profile: say it was scaled.
+    if !scales.is_empty() {
+        costs.name = format!("{} ({})", costs.name, scales.join(", "));
+    }
+    Ok(())
+}
+
 /// The `# wakesim:` line a `--machine host` run prints when it predicts with the built-in
 /// placeholder profile because `wakesim calibrate` has not written one (and no `--costs`).
 pub fn uncalibrated_host_note(m: &Machine, costs_file: Option<&std::path::Path>) -> Option<String> {
@@ -230,7 +244,8 @@ pub fn run(a: RunArgs) -> Result<(), UserError> {
         }
     }
     let machine = resolve_machine(&a.machine)?;
-    let costs = resolve_costs(&machine, a.costs.as_deref())?;
+    let mut costs = resolve_costs(&machine, a.costs.as_deref())?;
+    apply_cost_scales(&mut costs, &a.cost_scale)?;
     let features = parse_features(&a.kernel, a.features.as_deref())?;
     let governor = resolve_governor(&machine, a.governor.as_deref())?;
     let task_groups = resolve_task_groups(&a.cgroup)?;

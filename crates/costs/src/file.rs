@@ -429,3 +429,69 @@ fn fmt_float(x: f64) -> String {
         }
     }
 }
+
+/// Multiply one cost of `p` by `factor` (rounded to the nearest ns), for sensitivity studies
+/// (`--cost-scale KEY=FACTOR`). `key` is a cost file's key: a scalar (`idle_exit`), a whole
+/// by-distance table (`ipi_delivery`: every distance) or one entry of it
+/// (`ipi_delivery.cross_node`), or `idle_states` (every state's exit latency and target
+/// residency; `poll_limit` is its own key). The result is validated as a cost file's is.
+pub fn scale_cost(p: &mut CostProfile, key: &str, factor: f64) -> Result<(), CostError> {
+    let bad = |m: String| Err(CostError::Invalid(m));
+    if !(factor.is_finite() && factor >= 0.0) {
+        return bad(format!("cost scale for '{key}' must be a non-negative number, got {factor}"));
+    }
+    let scaled = |v: u64| (v as f64 * factor).round() as u64;
+    let (table, dist) = match key.split_once('.') {
+        Some((t, d)) => (t, Some(d)),
+        None => (key, None),
+    };
+    if let Some((_, get, set)) = SCALARS.iter().find(|(n, _, _)| *n == key) {
+        let v = scaled(get(p));
+        set(p, v);
+    } else if let Some((_, _, lines)) = LINE_TABLES.iter().find(|(n, _, _)| *n == table) {
+        let l = lines(p);
+        let mut hit = false;
+        for (name, get, set) in LINE_KEYS {
+            if dist.is_none_or(|d| d == *name) {
+                let v = scaled(get(l));
+                set(l, v);
+                hit = true;
+            }
+        }
+        if !hit {
+            let known: Vec<&str> = LINE_KEYS.iter().map(|(n, _, _)| *n).collect();
+            return bad(format!("unknown cost key '{key}' (distances: {})", known.join(", ")));
+        }
+    } else if key == "idle_states" {
+        for st in &mut p.idle_states {
+            st.exit_latency = scaled(st.exit_latency);
+            st.target_residency = scaled(st.target_residency);
+        }
+    } else {
+        return bad(format!("unknown cost key '{key}' (a time key of crates/costs/FORMAT.md, a [line], [ipi_delivery] or [migration_penalty] table or one of its distances, or idle_states)"));
+    }
+    p.check().map_err(|(_, m)| CostError::Invalid(format!("cost scale {key}={factor}: {m}")))
+}
+
+/// The value(s) of one cost key of `p` as a short text (`300 ns`; `llc 100, cross_node 1150 ns`
+/// for a table; `C1 1000/2000 ns` for the idle states' exit latency / target residency), for
+/// reports of a `--cost-scale`; `None` for an unknown key.
+pub fn describe_cost(p: &CostProfile, key: &str) -> Option<String> {
+    let (table, dist) = match key.split_once('.') {
+        Some((t, d)) => (t, Some(d)),
+        None => (key, None),
+    };
+    if let Some((_, get, _)) = SCALARS.iter().find(|(n, _, _)| *n == key) {
+        return Some(format!("{} ns", get(p)));
+    }
+    if let Some((_, lines, _)) = LINE_TABLES.iter().find(|(n, _, _)| *n == table) {
+        let l = lines(p);
+        let parts: Vec<String> = LINE_KEYS.iter().filter(|(n, _, _)| dist.is_none_or(|d| d == *n)).map(|(n, get, _)| format!("{n} {}", get(l))).collect();
+        return (!parts.is_empty()).then(|| format!("{} ns", parts.join(", ")));
+    }
+    if key == "idle_states" {
+        let parts: Vec<String> = p.idle_states.iter().filter(|s| s.exit_latency > 0).map(|s| format!("{} {}/{}", s.name, s.exit_latency, s.target_residency)).collect();
+        return Some(format!("{} ns", parts.join(", ")));
+    }
+    None
+}

@@ -11,7 +11,7 @@ mod file;
 mod profile;
 mod profiles;
 
-pub use file::{from_toml_str, load_overrides, to_toml};
+pub use file::{describe_cost, from_toml_str, load_overrides, scale_cost, to_toml};
 pub use profile::{CostProfile, IdleState, LineCosts, CPUIDLE_STATE_MAX};
 pub use profiles::{generic, profile_for, profile_names};
 

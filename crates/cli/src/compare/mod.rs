@@ -116,7 +116,8 @@ pub fn prepare(a: &CompareArgs) -> Result<Prepared, UserError> {
         None => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
     let machine = resolve_machine(&a.machine)?;
-    let costs = resolve_costs(&machine, a.costs.as_deref())?;
+    let mut costs = resolve_costs(&machine, a.costs.as_deref())?;
+    crate::run::apply_cost_scales(&mut costs, &a.cost_scale)?;
     let costs_toml = match &a.costs {
         Some(p) => Some(std::fs::read_to_string(p).map_err(|e| UserError(format!("cannot read {}: {e}", p.display())))?),
         None => None,
@@ -134,6 +135,7 @@ pub fn prepare(a: &CompareArgs) -> Result<Prepared, UserError> {
         machine: a.machine.clone(),
         costs_file: a.costs.as_ref().map(|p| p.display().to_string()),
         costs_toml,
+        cost_scale: a.cost_scale.clone(),
         kernel: a.kernel.clone(),
         noise: a.noise.clone(),
         noise_toml,

@@ -29,6 +29,9 @@ pub struct Experiment {
     /// Cost overrides: the file as given and its contents.
     pub costs_file: Option<String>,
     pub costs_toml: Option<String>,
+    /// `--cost-scale KEY=FACTOR`s, applied after the overrides (absent: none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cost_scale: Vec<String>,
     pub kernel: String,
     /// `--noise` as given (`None`: the machine's default) and, for a file, its contents.
     #[serde(default)]
@@ -269,6 +272,7 @@ mod tests {
             machine: "test-2x4".into(),
             costs_file: None,
             costs_toml: None,
+            cost_scale: Vec::new(),
             kernel: "v6.5".into(),
             noise: None,
             noise_toml: None,

@@ -9,6 +9,7 @@
 
 pub mod render;
 pub mod run;
+pub mod sensitivity;
 pub mod spec;
 
 use crate::args::ReproduceArgs;
@@ -30,6 +31,10 @@ fn shown_command(a: &ReproduceArgs) -> String {
     }
     if let Some(d) = &a.specs {
         v.extend(["--specs".into(), d.display().to_string()]);
+    }
+    if !a.sensitivity.is_empty() {
+        v.extend(["--sensitivity".into(), a.sensitivity.join(",")]);
+        v.extend(["--factors".into(), a.factors.iter().map(|f| f.to_string()).collect::<Vec<_>>().join(",")]);
     }
     if let Some(p) = &a.write_docs {
         v.extend(["--write-docs".into(), p.display().to_string()]);
@@ -78,7 +83,15 @@ pub fn reproduce(a: ReproduceArgs) -> Result<(), UserError> {
         }
         return Ok(());
     }
-    let opts = run::Options { quick: a.quick, seeds: a.seeds, jobs, out: a.out.clone() };
+    let opts = run::Options { quick: a.quick, seeds: a.seeds, jobs, out: a.out.clone(), cost_scale: None };
+    if !a.sensitivity.is_empty() {
+        let doc = sensitivity::reproduce(&a, &rows, &opts, &shown_command(&a), root_from(a.write_docs.as_deref()))?;
+        crate::outp!("{doc}");
+        if let Some(p) = &a.write_docs {
+            write_atomic(p, &doc)?;
+        }
+        return Ok(());
+    }
     let (exps, at) = run::group(&rows, &opts)?;
     if let Some(d) = &a.out {
         std::fs::create_dir_all(d).map_err(|e| UserError(format!("cannot create {}: {e}", d.display())))?;

@@ -16,6 +16,8 @@ pub struct Options {
     pub seeds: Option<u32>,
     pub jobs: usize,
     pub out: Option<PathBuf>,
+    /// `--cost-scale KEY=FACTOR` for every experiment (`reproduce --sensitivity`).
+    pub cost_scale: Option<String>,
 }
 
 /// One `wakesim compare` experiment and the rows it serves.
@@ -109,6 +111,9 @@ pub fn group(rows: &[&Row], o: &Options) -> Result<(Vec<Experiment>, Vec<(usize,
         }
         if let Some(g) = &first.governor {
             argv.extend(["--governor".into(), g.clone()]);
+        }
+        if let Some(c) = &o.cost_scale {
+            argv.extend(["--cost-scale".into(), c.clone()]);
         }
         for (name, spec) in &variants[e] {
             argv.extend(["--variant".into(), format!("{name}={spec}")]);

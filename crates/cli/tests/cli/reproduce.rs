@@ -254,3 +254,34 @@ fn bad_input_is_one_line_naming_what_is_wrong() {
     // A metric the benchmark does not report is found after the runs, still naming the key.
     bad("metric", &good.replace("statistic =", "metric = \"no such metric\"\nstatistic ="), &[":15: key 'metric'", "usecs/op"]);
 }
+
+/// `--sensitivity`: every row rerun with one cost scaled per factor, the scaled runs kept apart
+/// in `--out` with the scale in their experiment, and the scale reaching the model (a pipe
+/// ping-pong's figures move when its context switch costs twice as much).
+#[test]
+fn sensitivity_reruns_each_row_with_one_cost_scaled() {
+    let d = TempDir::new("repro-sens");
+    let specs = d.join("specs");
+    std::fs::create_dir(&specs).unwrap();
+    std::fs::write(specs.join("zero.toml"), zero_spec(&ROW.replace("NAME", "r"))).unwrap();
+    let out = d.join("out");
+    let doc = ok(&["reproduce", "--specs", s(&specs), "--seeds", "1", "--sensitivity", "context_switch,ipi_delivery", "--out", s(&out)]);
+    assert!(doc.starts_with("# How the published rows depend on the cost estimates\n"), "{doc}");
+    for key in ["context_switch", "ipi_delivery"] {
+        let at = doc.find(&format!("## `{key}`")).unwrap_or_else(|| panic!("no section for {key}:\n{doc}"));
+        let section = &doc[at..];
+        assert!(section.contains("At ×1: ") && section.contains(" ns"), "the profile's value: {section}");
+        assert!(section.contains("| row | published | band | ×0.5 | ×1 | ×2 |"), "{section}");
+        // The variant is the baseline: its change is exactly zero at every factor.
+        assert!(section.contains("| `zero/r` | +10.0 % | [+5 %, +20 %] | 0.0 % ✗ | 0.0 % ✗ | 0.0 % ✗ |"), "{section}");
+    }
+    let metric = |dir: &str| read_json(&out.join(dir).join("zero/r/runs/baseline/all/run-0.json"))["record"]["metrics"][0]["value"].as_f64().unwrap();
+    let exp = read_json(&out.join("context_switch=2/zero/r/experiment.json"));
+    assert_eq!(exp["experiment"]["cost_scale"], serde_json::json!(["context_switch=2"]));
+    assert!(read_json(&out.join("base/zero/r/experiment.json"))["experiment"].get("cost_scale").is_none());
+    assert_ne!(metric("context_switch=2"), metric("base"), "the scale reached the runs");
+    assert_ne!(metric("context_switch=0.5"), metric("base"));
+
+    rejects(&["reproduce", "--specs", s(&specs), "--sensitivity", "no_such_cost"], &["unknown cost key 'no_such_cost'"]);
+    rejects(&["reproduce", "--specs", s(&specs), "--sensitivity", "idle_exit", "--factors", "-1"], &["--factors"]);
+}

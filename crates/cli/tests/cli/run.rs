@@ -306,3 +306,28 @@ fn an_idle_machine_prints_a_zero_wasted_line() {
     let out = ok(&["run", "--machine", "test-smt2", "--", "perf", "bench", "sched", "pipe", "-l", "2000"]);
     assert!(out.contains("\nwasted       0 intervals > 500.0us  idle CPU time 0ns"), "{out}");
 }
+
+/// `--cost-scale KEY=F`: a pipe ping-pong pinned to one CPU switches context twice per round
+/// trip, so twice the switch cost lengthens the run by at least 2 × loops × that cost; the
+/// JSON names the scaled profile; a bad key or factor is one line.
+#[test]
+fn a_cost_scale_reaches_the_model_and_is_named_in_the_json() {
+    let cmd = ["--machine", "xeon-8269cy", "--noise", "none", "--", "taskset", "-c", "3", "perf", "bench", "sched", "pipe", "-l", "2000"];
+    let base = end_time_ns(&cmd);
+    let mut scaled_args = vec!["--cost-scale", "context_switch=2"];
+    scaled_args.extend_from_slice(&cmd);
+    let scaled = end_time_ns(&scaled_args);
+    let cs = wakesim_costs::profile_for("skx").unwrap().context_switch;
+    assert!(scaled >= base + 2 * 2000 * cs, "{base} → {scaled} ns with {cs} ns more per switch");
+
+    let dir = TempDir::new("cost-scale");
+    let json = dir.join("r.json");
+    ok(&["run", "--json", s(&json), "--cost-scale", "idle_states=2", "--cost-scale", "ipi_delivery.llc=0.5", "--", "perf", "bench", "sched", "pipe", "-l", "100"]);
+    let (_, v) = read_json(&json);
+    assert_eq!(v["cost_profile"], "skx (idle_states=2, ipi_delivery.llc=0.5)");
+
+    rejects(&["run", "--cost-scale", "context_switch"], &["--cost-scale", "KEY=FACTOR"]);
+    rejects(&["run", "--cost-scale", "context_swich=2"], &["unknown cost key 'context_swich'"]);
+    rejects(&["run", "--cost-scale", "context_switch=-2"], &["non-negative"]);
+    rejects(&["run", "--cost-scale", "line.far=2"], &["line.far"]);
+}

@@ -237,3 +237,41 @@ fn format_md_example_parses() {
         (350, 62_500, 2)
     );
 }
+
+#[test]
+fn a_cost_scale_multiplies_one_key_and_leaves_the_rest() {
+    let base = zen3();
+    let mut p = base.clone();
+    wakesim_costs::scale_cost(&mut p, "idle_exit", 2.0).unwrap();
+    assert_eq!(p.idle_exit, 2 * base.idle_exit);
+    p.idle_exit = base.idle_exit;
+    assert_eq!(p, base, "only idle_exit moved");
+
+    // A whole by-distance table, or one of its distances.
+    let mut p = base.clone();
+    wakesim_costs::scale_cost(&mut p, "ipi_delivery", 0.5).unwrap();
+    assert_eq!(p.ipi_delivery.cross_node, (base.ipi_delivery.cross_node as f64 * 0.5).round() as u64);
+    assert_eq!(p.ipi_delivery.llc, (base.ipi_delivery.llc as f64 * 0.5).round() as u64);
+    let mut p = base.clone();
+    wakesim_costs::scale_cost(&mut p, "migration_penalty.cross_node", 3.0).unwrap();
+    assert_eq!(p.migration_penalty.cross_node, 3 * base.migration_penalty.cross_node);
+    assert_eq!(p.migration_penalty.llc, base.migration_penalty.llc);
+
+    // idle_states: every state's exit latency and residency; POLL's zero stays zero.
+    let mut p = base.clone();
+    wakesim_costs::scale_cost(&mut p, "idle_states", 2.0).unwrap();
+    for (a, b) in p.idle_states.iter().zip(&base.idle_states) {
+        assert_eq!((a.exit_latency, a.target_residency), (2 * b.exit_latency, 2 * b.target_residency));
+    }
+}
+
+#[test]
+fn a_cost_scale_names_an_unknown_key_or_a_bad_factor() {
+    let mut p = zen3();
+    let e = wakesim_costs::scale_cost(&mut p, "idle_exitt", 2.0).unwrap_err().to_string();
+    assert!(e.contains("unknown cost key 'idle_exitt'"), "{e}");
+    let e = wakesim_costs::scale_cost(&mut p, "ipi_delivery.far", 2.0).unwrap_err().to_string();
+    assert!(e.contains("ipi_delivery.far"), "{e}");
+    let e = wakesim_costs::scale_cost(&mut p, "idle_exit", -1.0).unwrap_err().to_string();
+    assert!(e.contains("non-negative"), "{e}");
+}
