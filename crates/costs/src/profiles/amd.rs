@@ -21,8 +21,9 @@ fn epyc_idle_states() -> Vec<IdleState> {
             polling: true,
         },
         // C2 "ACPI IOPORT 0x414" (CC6), typical firmware latency 18 µs (`cpupower idle-info` on
-        // many Zen systems; 800 µs on a 9754 box in an EPYC tuning guide, BIOS-configurable:
-        // override in a costs file). IO-port entry: not polling, so
+        // many Zen systems; 30 µs on an EPYC server in A. Chiao's 2024 power-management notes;
+        // 800 µs on a 9754 box in an EPYC tuning guide, BIOS-configurable: override in a costs
+        // file). IO-port entry: not polling, so
         // waking a CPU in C2 needs an IPI.
         IdleState {
             name: "C2".into(),
@@ -53,6 +54,8 @@ pub(crate) fn zen3() -> CostProfile {
             llc: 25,         // EPYC 7763 same CCX median 25 ns (KCORES)
             cross_llc: 120,  // EPYC 7763 cross-CCX same socket median 120–127 ns (KCORES)
             cross_node: 304, // EPYC 7763 cross-socket median 304 ns (KCORES)
+            // A second Milan agrees: EPYC 7R13, same CCX 20–26 ns, cross-CCX 90–115 ns; a 7453
+            // host shows 218–225 ns cross-CCD (nviennot/core-to-core-latency results/, issue #125).
         },
         idle_states: epyc_idle_states(),
         poll_limit: EPYC_POLL_LIMIT,

@@ -30,6 +30,13 @@ pub(crate) fn altra() -> CostProfile {
         },
         // [EST] as x86: arm64 exception entry/exit with GIC ack/EOI.
         irq_entry_exit: 500,
+        // Evidence that this wake path is too dear on N1 (values unchanged; see docs/sensitivity.md):
+        // H. Okanovic, "arm64: cpuidle: Add arm_poll_idle" (LKML 2024-04-01), perf bench sched
+        // pipe -l 2500000 on c6g.metal (Graviton2, N1, bare metal): 17.609 → 15.170 s with polling
+        // idle, i.e. 7.04 → 6.07 µs a round trip, ≈ 0.5 µs saved per cross-CPU wake where
+        // ipi_send + ipi_delivery + irq_entry_exit + the WFI exit here come to 1.85–2.1 µs.
+        // Graviton2's core-to-core figures (30–57 ns, nviennot/core-to-core-latency) are also below
+        // the Altra ones above (83/158 ns, KCORES). Not a measurement of the Altra itself.
         // WFI: drivers/cpuidle/cpuidle-psci.c / dt_idle_states state 0 "WFI", exit_latency 1 µs,
         // target_residency 1 µs. Not polling.
         idle_states: vec![IdleState {

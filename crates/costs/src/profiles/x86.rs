@@ -111,7 +111,9 @@ pub(crate) fn generic() -> CostProfile {
         context_switch: 380,
         // [EST]: cross-mm switch +0.2–0.5 µs (CR3 switch, PCID avoids the TLB flush); low end
         context_switch_mm: 250,
-        // x86 with mitigations 0.1–0.3 µs [EST]; getppid ≈ 0.2 µs (perf bench syscall, LKML 2025)
+        // x86 with mitigations 0.1–0.3 µs [EST]; getppid ≈ 0.2 µs (perf bench syscall, LKML 2025);
+        // getpid() on Skylake-X 191–217 ns with 37 audit rules (A. Arora, Oracle Linux blog,
+        // "Syscall latency", 2023): an upper bound; Cascade Lake needs no KPTI, so likely lower.
         syscall: 150,
         // [EST] ~0.1 ns/B: copy_to/from_user of cache-hot data at ~10 GB/s
         copy_ps_per_byte: 100,
@@ -267,11 +269,15 @@ pub(crate) fn skx() -> CostProfile {
             llc: 47,         // Xeon 8275CL same LLC median 46.6 ns (nviennot/core-to-core-latency)
             cross_llc: 134, // SKX has one LLC per package: not used; set to the cross-socket figure
             cross_node: 134, // Xeon 8275CL cross-socket median 134 ns (nviennot/core-to-core-latency)
+            // A second Cascade Lake part agrees: dual Xeon Gold 6242, same socket 43–53 ns, cross
+            // socket 134–146 ns, SMT 7.3–7.6 ns (nviennot/core-to-core-latency results/).
         },
         idle_states: vec![
             poll_state(),
             // drivers/idle/intel_idle.c skx_cstates, exit/residency µs; MWAIT states poll
-            // (TIF_POLLING_NRFLAG stays set).
+            // (TIF_POLLING_NRFLAG stays set). With package C6 disabled in the BIOS,
+            // skx_idle_state_table_update() makes C6 92/276 µs; `idle_cpu_skx.use_acpi` turns off
+            // the states the BIOS _CST does not list (C1E, CPUIDLE_FLAG_ALWAYS_ENABLE, stays on).
             IdleState {
                 name: "C1".into(),
                 exit_latency: 2_000,
