@@ -275,3 +275,15 @@ fn a_cost_scale_names_an_unknown_key_or_a_bad_factor() {
     let e = wakesim_costs::scale_cost(&mut p, "idle_exit", -1.0).unwrap_err().to_string();
     assert!(e.contains("non-negative"), "{e}");
 }
+
+#[test]
+fn describe_cost_shows_a_key_as_the_profile_holds_it() {
+    let p = zen3();
+    assert_eq!(wakesim_costs::describe_cost(&p, "idle_exit").unwrap(), format!("{} ns", p.idle_exit));
+    let t = wakesim_costs::describe_cost(&p, "ipi_delivery").unwrap();
+    assert!(t.contains(&format!("cross_node {}", p.ipi_delivery.cross_node)) && t.ends_with(" ns"), "{t}");
+    assert_eq!(wakesim_costs::describe_cost(&p, "line.llc").unwrap(), format!("llc {} ns", p.line.llc));
+    let s = wakesim_costs::describe_cost(&p, "idle_states").unwrap();
+    assert!(s.contains("C1 1000/2000") && !s.contains("POLL"), "{s}");
+    assert!(wakesim_costs::describe_cost(&p, "no_such").is_none());
+}
