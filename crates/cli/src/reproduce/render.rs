@@ -158,6 +158,23 @@ fn cell(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ").replace('|', "\\|")
 }
 
+/// The published change alone (the post's text for a neutral row): `−40.0 %`, `0.55×`.
+pub fn published_change_of(row: &Row) -> String {
+    let p = &row.published;
+    match (&p.text, p.baseline, p.variant, p.change) {
+        (_, _, _, Some(c)) => published_change(c, row.scale),
+        (None, Some(b), Some(v), None) => change(
+            match row.scale {
+                Scale::Percent => (v / b - 1.0) * 100.0,
+                Scale::Ratio => v / b,
+            },
+            row.scale,
+        ),
+        (Some(t), ..) => cell(t.trim()),
+        _ => "—".into(),
+    }
+}
+
 fn unit_of(j: &Judged) -> String {
     j.row.unit.clone().unwrap_or_else(|| match j.m.unit.as_str() {
         "usec" | "us" => "µs".into(),

@@ -140,9 +140,5 @@ fn document(a: &ReproduceArgs, rows: &[&Row], factors: &[f64], changes: &[Vec<(f
 }
 
 fn published(r: &Row) -> String {
-    match (&r.published.text, r.published.change) {
-        (_, Some(c)) => change(c, r.scale),
-        (Some(t), None) => t.clone(),
-        (None, None) => "—".into(),
-    }
+    render::published_change_of(r)
 }

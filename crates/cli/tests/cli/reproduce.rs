@@ -273,7 +273,7 @@ fn sensitivity_reruns_each_row_with_one_cost_scaled() {
         assert!(section.contains("At ×1: ") && section.contains(" ns"), "the profile's value: {section}");
         assert!(section.contains("| row | published | band | ×0.5 | ×1 | ×2 |"), "{section}");
         // The variant is the baseline: its change is exactly zero at every factor.
-        assert!(section.contains("| `zero/r` | +10.0 % | [+5 %, +20 %] | 0.0 % ✗ | 0.0 % ✗ | 0.0 % ✗ |"), "{section}");
+        assert!(section.contains("| `zero/r` | +10 % | [+5 %, +20 %] | 0.0 % ✗ | 0.0 % ✗ | 0.0 % ✗ |"), "the published change as the post gives it: {section}");
     }
     let metric = |dir: &str| read_json(&out.join(dir).join("zero/r/runs/baseline/all/run-0.json"))["record"]["metrics"][0]["value"].as_f64().unwrap();
     let exp = read_json(&out.join("context_switch=2/zero/r/experiment.json"));
