@@ -225,6 +225,9 @@ impl Experiment {
         if let Some(c) = &self.costs_file {
             a.extend(["--costs".into(), c.clone()]);
         }
+        for c in &self.cost_scale {
+            a.extend(["--cost-scale".into(), c.clone()]);
+        }
         a.extend(["--kernel".into(), self.kernel.clone()]);
         if let Some(n) = &self.noise {
             a.extend(["--noise".into(), n.clone()]);

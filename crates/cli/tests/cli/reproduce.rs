@@ -281,6 +281,16 @@ fn sensitivity_reruns_each_row_with_one_cost_scaled() {
     assert!(read_json(&out.join("base/zero/r/experiment.json"))["experiment"].get("cost_scale").is_none());
     assert_ne!(metric("context_switch=2"), metric("base"), "the scale reached the runs");
     assert_ne!(metric("context_switch=0.5"), metric("base"));
+    // A scaled run's file names the `wakesim run` that reproduces it, scale included.
+    let run = read_json(&out.join("context_switch=2/zero/r/runs/baseline/all/run-0.json"));
+    let argv: Vec<String> = run["argv"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect();
+    assert!(argv.join(" ").contains(" --cost-scale context_switch=2 "), "{argv:?}");
+    let json = d.join("again.json");
+    let mut again: Vec<&str> = argv[1..].iter().map(String::as_str).collect();
+    again.splice(1..1, ["--json", s(&json)]);
+    ok(&again);
+    assert_eq!(read_json(&json)["stats"], run["stats"], "that argv gives the same statistics");
+    assert!(!run["stats"].is_null());
 
     rejects(&["reproduce", "--specs", s(&specs), "--sensitivity", "no_such_cost"], &["unknown cost key 'no_such_cost'"]);
     rejects(&["reproduce", "--specs", s(&specs), "--sensitivity", "idle_exit", "--factors", "-1"], &["--factors"]);
