@@ -85,6 +85,12 @@ pub struct NoiseProfile {
     /// on one grid.
     #[serde(default)]
     pub skew_tick: bool,
+    /// Run-to-run jitter of the kernel's own work: every kernel step's duration is multiplied by
+    /// a lognormal factor of mean 1 and this coefficient of variation (cache and TLB state,
+    /// branch history and the like make no two passes through a code path take the same time).
+    /// 0 (the default) charges every cost exactly as the cost profile gives it.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cost_jitter: f64,
     #[serde(default, rename = "task")]
     pub tasks: Vec<NoiseTask>,
     #[serde(default, rename = "irq")]
@@ -95,6 +101,10 @@ fn all() -> String {
     "all".into()
 }
 
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
+}
+
 fn poisson() -> Arrival {
     Arrival::Poisson
 }
@@ -102,11 +112,11 @@ fn poisson() -> Arrival {
 impl NoiseProfile {
     /// The perfectly quiet machine: the tick and the benchmark, nothing else.
     pub fn none() -> NoiseProfile {
-        NoiseProfile { name: "none".into(), description: "no background activity".into(), skew_tick: false, tasks: vec![], irqs: vec![] }
+        NoiseProfile { name: "none".into(), description: "no background activity".into(), skew_tick: false, cost_jitter: 0.0, tasks: vec![], irqs: vec![] }
     }
 
     pub fn is_none(&self) -> bool {
-        self.tasks.is_empty() && self.irqs.is_empty() && !self.skew_tick
+        self.tasks.is_empty() && self.irqs.is_empty() && !self.skew_tick && self.cost_jitter == 0.0
     }
 
     /// The presets' default: an idle distribution server (no desktop, sshd and a monitoring
@@ -136,6 +146,7 @@ impl NoiseProfile {
             name: "server".into(),
             description: "idle distribution server: per-CPU kworkers, vmstat, RCU, the watchdog, a NIC queue, sshd/journald/monitoring agent".into(),
             skew_tick: false,
+            cost_jitter: 0.0,
             tasks: vec![
                 task("kworker/{cpu}:1", true, 100.0, Arrival::Poisson, 5.5, 2.0,
                     "Documentation/tools/rtla/rtla-osnoise-top.rst and osnoise-tracer.rst: 0-41 thread interruptions/s per CPU, ~5.5 us each"),
@@ -193,6 +204,9 @@ impl NoiseProfile {
             }
             crate::CpuSet::parse_list(cpus).map(|_| ()).map_err(|e| format!("{what} '{name}': cpus: {e}"))
         };
+        if !(self.cost_jitter >= 0.0 && self.cost_jitter <= 1.0) {
+            return Err(format!("cost_jitter must be a coefficient of variation in [0, 1], not {}", self.cost_jitter));
+        }
         for t in &self.tasks {
             if !(t.period_ms > 0.0 && t.period_ms.is_finite()) {
                 return Err(format!("task '{}': period_ms must be a positive number, not {}", t.name, t.period_ms));

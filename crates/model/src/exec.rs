@@ -159,11 +159,15 @@ impl Sim {
     pub(crate) fn busy(&mut self, cpu: usize, dur: Time, resume_as: Frame) -> Flow {
         self.set_top(cpu, resume_as);
         let c = &mut self.cpus[cpu];
-        let d = dur + std::mem::take(&mut c.debt);
+        let mut d = dur + std::mem::take(&mut c.debt);
         if d == 0 {
             // Nothing to wait for: continue at once (no event).
             return Flow::Again;
         }
+        if let Some(j) = &mut self.jitter {
+            d = j.apply(cpu, d);
+        }
+        let c = &mut self.cpus[cpu];
         c.mode = Mode::Kernel;
         c.gen = c.gen.wrapping_add(1);
         c.step_end = self.q.now() + d;

@@ -79,6 +79,7 @@ mod find_idlest;
 mod idle;
 mod invariants;
 mod irq;
+mod jitter;
 mod lines;
 pub mod locks;
 mod newidle;

@@ -90,6 +90,8 @@ pub struct Sim {
     pub(crate) waste_out: Vec<(wakesim_stats::WastedInterval, u8)>,
     /// Background activity (`noise`); its tasks follow the workload's in the arena.
     pub noise: crate::noise::Noise,
+    /// Jitter of every kernel step's duration (`NoiseProfile::cost_jitter`); `None`: exact costs.
+    pub(crate) jitter: Option<Box<crate::jitter::CostJitter>>,
     /// The CPU the benchmark is launched from (the forking parent of its first tasks): CPU 0
     /// on the quiet machine, drawn from the seed when background activity runs.
     pub launch_cpu: u32,
@@ -315,6 +317,7 @@ impl Sim {
             waste: crate::waste::WasteChecker::new(&m, crate::waste::DEFAULT_WASTED_THRESHOLD),
             waste_out: Vec::new(),
             noise: crate::noise::Noise { noise_first: nr_work, ..Default::default() },
+            jitter: crate::jitter::CostJitter::new(cfg.noise.cost_jitter, cfg.seed, n).map(Box::new),
             launch_cpu,
             spawn_at,
             governor: cfg.governor,

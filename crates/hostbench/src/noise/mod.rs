@@ -392,6 +392,7 @@ impl Census {
             name: name.into(),
             description: format!("{label}: {w_s:.1} s on CPUs {}", CpuSet::from_cpus(self.cpus.iter().copied()).to_list_string()),
             skew_tick,
+            cost_jitter: 0.0,
             tasks: vec![],
             irqs: vec![],
         };
