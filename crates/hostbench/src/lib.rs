@@ -7,7 +7,8 @@
 //!   futex ping-pong between two pinned CPUs per distance class, with the target CPU idle or kept
 //!   busy by a `SCHED_IDLE` spinner; [`handoff`]: a pipe or socket handed between two pinned
 //!   CPUs without sleeping; [`queued`]: socket messages queued deep enough to leave the cache;
-//!   [`stream`]: how a socket stream's cost splits between its sender and its receiver.
+//!   [`stream`]: how a socket stream's cost splits between its sender and its receiver;
+//!   [`jitter`]: how much single calls of one path vary (the noise profile's `cost_jitter`).
 //!   Each is repeated; [`Summary`] gives median and spread. [`noise`]: the machine's background
 //!   activity (the osnoise tracer, tracefs events, or a self-timing loop) and the noise profile
 //!   it makes.
@@ -19,6 +20,7 @@
 
 pub mod calib;
 pub mod handoff;
+pub mod jitter;
 pub mod native;
 pub mod noise;
 pub mod queued;

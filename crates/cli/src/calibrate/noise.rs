@@ -112,7 +112,16 @@ pub fn measure(method: NoiseMethod, window_ns: u64, cpus: &[usize], irq_entry_ex
         }
     };
     let label = format!("measured by wakesim calibrate on {} ({method_name})", hostname());
-    let profile = census.to_profile("host-measured", &label, skew_tick(), nr_cpus, irq_entry_exit_ns);
+    let mut profile = census.to_profile("host-measured", &label, skew_tick(), nr_cpus, irq_entry_exit_ns);
+    // The variation of the kernel's own work (`cost_jitter`): single calls timed in a hot loop.
+    match wakesim_hostbench::jitter::measure(wakesim_hostbench::jitter::CALLS) {
+        Ok(paths) => {
+            profile.cost_jitter = wakesim_hostbench::jitter::cost_jitter(&paths);
+            let each: Vec<String> = paths.iter().map(|p| format!("{} median {:.0} ns, CV {:.3} ({} of {} calls over 5x the median left out)", p.name, p.median_ns, p.cv, p.dropped, p.calls)).collect();
+            notes.push(format!("cost_jitter {}: the smaller CV of single calls timed one by one in a hot loop, a lower bound ({})", profile.cost_jitter, each.join("; ")));
+        }
+        Err(e) => notes.push(format!("cost_jitter not measured ({e}): 0, exact costs")),
+    }
     profile.check().map_err(|e| UserError(format!("the measured noise profile is invalid: {e}")))?;
     Ok(Measured { method: method_name, census, loops, profile, notes })
 }

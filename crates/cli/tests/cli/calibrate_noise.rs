@@ -36,6 +36,9 @@ fn the_loop_method_writes_a_profile_that_parses_and_host_runs_use_it() {
     assert_eq!(p.name, "host-measured");
     assert!(p.description.contains("(self-timing loop)"), "{}", p.description);
     assert!(p.tasks.is_empty(), "no thread census without tracefs: {:?}", p.tasks);
+    // The variation of single kernel calls is measured and written, with how in a note.
+    assert!(p.cost_jitter > 0.0 && p.cost_jitter < 1.0, "cost_jitter {}", p.cost_jitter);
+    assert!(text.contains("# Note: cost_jitter ") && text.contains("null syscall median"), "{text}");
     for i in &p.irqs {
         assert!(i.period_ms > 0.0 && i.handler_us >= 0.0 && i.source.starts_with("measured by wakesim calibrate on "), "{i:?}");
     }
