@@ -42,6 +42,12 @@ impl RngStream {
         self.0.random::<f64>()
     }
 
+    /// A standard normal draw (Box–Muller from two uniforms, the first kept away from 0).
+    pub fn standard_normal(&mut self) -> f64 {
+        let (u1, u2) = (1.0 - self.unit(), self.unit());
+        (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
+    }
+
     /// Uniform integer in `[0, n)`; `n` must be positive.
     pub fn below(&mut self, n: u64) -> u64 {
         self.0.random_range(0..n)

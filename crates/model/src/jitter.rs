@@ -30,11 +30,7 @@ impl CostJitter {
 
     /// `d` ns of kernel work on `cpu`, jittered; at least 1 ns (the step still takes place).
     pub fn apply(&mut self, cpu: usize, d: Time) -> Time {
-        let r = &mut self.rng[cpu];
-        // Box–Muller: one standard normal from two uniforms in (0, 1].
-        let (u1, u2) = (1.0 - r.unit(), r.unit());
-        let z = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
-        let f = (self.mu + self.sigma * z).exp();
+        let f = (self.mu + self.sigma * self.rng[cpu].standard_normal()).exp();
         ((d as f64 * f).round() as Time).max(1)
     }
 }

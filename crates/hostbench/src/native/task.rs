@@ -54,11 +54,7 @@ fn sample(rng: &mut RngStream, d: &Dur) -> u64 {
         Dur::Fixed(x) => x,
         Dur::Uniform { lo, hi } => lo + (rng.unit() * (hi - lo + 1) as f64) as u64,
         Dur::Exp { mean } => (-(1.0 - rng.unit()).ln() * mean as f64) as u64,
-        Dur::Normal { mean, sd } => {
-            let (u1, u2) = (1.0 - rng.unit(), rng.unit());
-            let z = (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos();
-            (mean as f64 + z * sd as f64).max(0.0) as u64
-        }
+        Dur::Normal { mean, sd } => (mean as f64 + rng.standard_normal() * sd as f64).max(0.0) as u64,
     }
 }
 
