@@ -97,16 +97,8 @@ pub fn copy_ps_per_byte(iters: u64, reps: usize) -> io::Result<Vec<f64>> {
     }
     let mut buf = vec![1u8; BIG];
     let mut per = |len: usize| -> io::Result<f64> {
-        per_op_ns(iters, || {
-            // SAFETY: buf is valid for `len` ≤ BIG bytes; the default 64 KiB pipe holds one write,
-            // so neither call blocks.
-            let w = unsafe { libc::write(fds[1], buf.as_ptr() as *const libc::c_void, len) };
-            let r = unsafe { libc::read(fds[0], buf.as_mut_ptr() as *mut libc::c_void, len) };
-            if w != len as isize || r != len as isize {
-                return Err(io::Error::other("short pipe write/read"));
-            }
-            Ok(())
-        })
+        // The default 64 KiB pipe holds one write of `len` ≤ BIG bytes, so neither call blocks.
+        per_op_ns(iters, || sys::write_read(fds[0], fds[1], &mut buf[..len]))
     };
     let mut out = Vec::with_capacity(reps);
     for _ in 0..reps {
@@ -132,15 +124,8 @@ pub fn channel_pair_ns(socket: bool, bytes: usize, iters: u64, reps: usize) -> i
     let mut out = Vec::with_capacity(reps);
     let mut res = Ok(());
     for _ in 0..reps {
-        let r = per_op_ns(iters, || {
-            // SAFETY: buf is valid for `bytes`; one small message never fills the buffer.
-            let w = unsafe { libc::write(fds[1], buf.as_ptr() as *const libc::c_void, bytes) };
-            let r = unsafe { libc::read(fds[0], buf.as_mut_ptr() as *mut libc::c_void, bytes) };
-            if w != bytes as isize || r != bytes as isize {
-                return Err(io::Error::other("short write/read"));
-            }
-            Ok(())
-        });
+        // One small message never fills the buffer.
+        let r = per_op_ns(iters, || sys::write_read(fds[0], fds[1], &mut buf[..bytes]));
         match r {
             Ok(x) => out.push(x),
             Err(e) => {

@@ -54,20 +54,8 @@ pub fn measure(n: usize) -> io::Result<Vec<PathJitter>> {
     })?;
     let (r, w) = sys::channel_pair(false)?;
     let mut buf = [1u8; 100];
-    let pipe = timed("pipe write + read 100 B", n, || {
-        // SAFETY: buf is valid for 100 bytes; one message never fills the pipe.
-        let a = unsafe { libc::write(w, buf.as_ptr() as *const libc::c_void, 100) };
-        let b = unsafe { libc::read(r, buf.as_mut_ptr() as *mut libc::c_void, 100) };
-        if a != 100 || b != 100 {
-            return Err(io::Error::other("short write/read"));
-        }
-        Ok(())
-    });
-    // SAFETY: closing our own fds.
-    unsafe {
-        libc::close(r);
-        libc::close(w);
-    }
+    let pipe = timed("pipe write + read 100 B", n, || sys::write_read(r, w, &mut buf));
+    sys::close_pairs(&[(r, w)]);
     Ok(vec![sc, pipe?])
 }
 

@@ -406,6 +406,20 @@ pub fn close_pairs(fds: &[(i32, i32)]) {
     }
 }
 
+/// One message of `buf.len()` bytes written to `w` and read back from `r` on this thread (a
+/// pipe or socketpair with room for it, so neither call blocks); a short write or read is an
+/// error.
+pub fn write_read(r: i32, w: i32, buf: &mut [u8]) -> io::Result<()> {
+    let len = buf.len();
+    // SAFETY: buf is valid for `len` bytes for both calls.
+    let a = unsafe { libc::write(w, buf.as_ptr() as *const libc::c_void, len) };
+    let b = unsafe { libc::read(r, buf.as_mut_ptr() as *mut libc::c_void, len) };
+    if a != len as isize || b != len as isize {
+        return Err(io::Error::other("short write/read"));
+    }
+    Ok(())
+}
+
 /// A pipe, or a unix stream socketpair: (read end, write end).
 pub fn channel_pair(socket: bool) -> io::Result<(i32, i32)> {
     let mut fds = [0; 2];
