@@ -29,12 +29,18 @@ pub fn reproduce(a: &ReproduceArgs, rows: &[&Row], opts: &Options, command: &str
             settings.push(Some((k.clone(), f)));
         }
     }
-    // Every key must exist in every row's profile before anything runs.
+    // Every key must exist in every row's profile before anything runs; the document shows each
+    // distinct profile's values: (profile, value per key).
+    let mut values: Vec<(String, Vec<String>)> = Vec::new();
     for r in rows {
-        let m = crate::run::resolve_machine(&r.machine)?;
-        let c = crate::run::resolve_costs(&m, None)?;
-        for k in &a.sensitivity {
-            wakesim_costs::describe_cost(&c, k).ok_or_else(|| UserError(format!("--sensitivity: unknown cost key '{k}' (the keys of --cost-scale)")))?;
+        let c = crate::run::resolve_costs(&crate::run::resolve_machine(&r.machine)?, None)?;
+        let v = a
+            .sensitivity
+            .iter()
+            .map(|k| wakesim_costs::describe_cost(&c, k).ok_or_else(|| UserError(format!("--sensitivity: unknown cost key '{k}' (the keys of --cost-scale)"))))
+            .collect::<Result<Vec<_>, _>>()?;
+        if !values.iter().any(|(n, _)| *n == c.name) {
+            values.push((c.name, v));
         }
     }
     let mut all: Vec<Experiment> = Vec::new();
@@ -68,7 +74,7 @@ pub fn reproduce(a: &ReproduceArgs, rows: &[&Row], opts: &Options, command: &str
         changes.push(v);
     }
     let seeds = all.iter().map(|e| e.seeds).max().unwrap_or(0);
-    Ok(document(a, rows, &factors, &changes, command, &root, seeds))
+    Ok(document(a, rows, &factors, &values, &changes, command, &root, seeds))
 }
 
 fn cell(v: (f64, bool), r: &Row) -> String {
@@ -79,7 +85,14 @@ fn factor(f: f64) -> String {
     format!("×{f}")
 }
 
-fn document(a: &ReproduceArgs, rows: &[&Row], factors: &[f64], changes: &[Vec<(f64, bool)>], command: &str, root: &str, seeds: u32) -> String {
+/// Index into `changes` of key `ki` at factor `fi` (0 is the unscaled profile).
+fn setting(ki: usize, fi: usize, nf: usize) -> usize {
+    1 + ki * nf + fi
+}
+
+#[allow(clippy::too_many_arguments)]
+fn document(a: &ReproduceArgs, rows: &[&Row], factors: &[f64], values: &[(String, Vec<String>)], changes: &[Vec<(f64, bool)>], command: &str, root: &str, seeds: u32) -> String {
+    let nf = factors.len();
     let mut s = String::new();
     let _ = writeln!(s, "# How the published rows depend on the cost estimates\n");
     let _ = writeln!(
@@ -102,7 +115,7 @@ fn document(a: &ReproduceArgs, rows: &[&Row], factors: &[f64], changes: &[Vec<(f
         let base = changes[0][i];
         let mut best: Option<(&str, f64, f64, f64)> = None;
         for (ki, k) in a.sensitivity.iter().enumerate() {
-            let vals: Vec<f64> = (0..factors.len()).map(|fi| changes[1 + ki * factors.len() + fi][i].0).chain([base.0]).collect();
+            let vals: Vec<f64> = (0..nf).map(|fi| changes[setting(ki, fi, nf)][i].0).chain([base.0]).collect();
             let (lo, hi) = vals.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &v| (l.min(v), h.max(v)));
             if best.is_none_or(|b| hi - lo > b.1) {
                 best = Some((k, hi - lo, lo, hi));
@@ -114,17 +127,9 @@ fn document(a: &ReproduceArgs, rows: &[&Row], factors: &[f64], changes: &[Vec<(f
     let _ = writeln!(s);
     for (ki, k) in a.sensitivity.iter().enumerate() {
         let _ = writeln!(s, "## `{k}`\n");
-        let mut profiles: Vec<(String, String)> = Vec::new();
-        for r in rows {
-            if let Ok(c) = crate::run::resolve_machine(&r.machine).and_then(|m| crate::run::resolve_costs(&m, None)) {
-                if !profiles.iter().any(|(n, _)| *n == c.name) {
-                    profiles.push((c.name.clone(), wakesim_costs::describe_cost(&c, k).unwrap_or_default()));
-                }
-            }
-        }
-        let vals: Vec<String> = profiles.iter().map(|(n, v)| format!("{n}: {v}")).collect();
+        let vals: Vec<String> = values.iter().map(|(n, v)| format!("{n}: {}", v[ki])).collect();
         let _ = writeln!(s, "At ×1: {}.\n", vals.join("; "));
-        let mut cols: Vec<(f64, usize)> = factors.iter().enumerate().map(|(fi, &f)| (f, 1 + ki * factors.len() + fi)).collect();
+        let mut cols: Vec<(f64, usize)> = factors.iter().enumerate().map(|(fi, &f)| (f, setting(ki, fi, nf))).collect();
         cols.push((1.0, 0));
         cols.sort_by(|x, y| x.0.total_cmp(&y.0));
         let head: Vec<String> = cols.iter().map(|(f, _)| factor(*f)).collect();
