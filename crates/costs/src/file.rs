@@ -430,45 +430,66 @@ fn fmt_float(x: f64) -> String {
     }
 }
 
+/// One key of `--cost-scale` / `describe_cost`: a scalar, the distances of a by-distance table
+/// (all, or the one named after the dot), or the idle states' latencies.
+enum CostKey {
+    Scalar(Get, Set),
+    Table(LinesRef, LinesMut, Vec<&'static (&'static str, LineGet, LineSet)>),
+    IdleStates,
+}
+
+/// Resolves `key` (`idle_exit`, `ipi_delivery`, `ipi_delivery.cross_node`, `idle_states`).
+fn cost_key(key: &str) -> Option<CostKey> {
+    if let Some((_, get, set)) = SCALARS.iter().find(|(n, _, _)| *n == key) {
+        return Some(CostKey::Scalar(*get, *set));
+    }
+    if key == "idle_states" {
+        return Some(CostKey::IdleStates);
+    }
+    let (table, dist) = match key.split_once('.') {
+        Some((t, d)) => (t, Some(d)),
+        None => (key, None),
+    };
+    let (_, get, set) = LINE_TABLES.iter().find(|(n, _, _)| *n == table)?;
+    let entries: Vec<_> = LINE_KEYS.iter().filter(|(n, _, _)| dist.is_none_or(|d| d == *n)).collect();
+    (!entries.is_empty()).then_some(CostKey::Table(*get, *set, entries))
+}
+
 /// Multiply one cost of `p` by `factor` (rounded to the nearest ns), for sensitivity studies
 /// (`--cost-scale KEY=FACTOR`). `key` is a cost file's key: a scalar (`idle_exit`), a whole
 /// by-distance table (`ipi_delivery`: every distance) or one entry of it
 /// (`ipi_delivery.cross_node`), or `idle_states` (every state's exit latency and target
 /// residency; `poll_limit` is its own key). The result is validated as a cost file's is.
 pub fn scale_cost(p: &mut CostProfile, key: &str, factor: f64) -> Result<(), CostError> {
-    let bad = |m: String| Err(CostError::Invalid(m));
     if !(factor.is_finite() && factor >= 0.0) {
-        return bad(format!("cost scale for '{key}' must be a non-negative number, got {factor}"));
+        return Err(CostError::Invalid(format!("cost scale for '{key}' must be a non-negative number, got {factor}")));
     }
     let scaled = |v: u64| (v as f64 * factor).round() as u64;
-    let (table, dist) = match key.split_once('.') {
-        Some((t, d)) => (t, Some(d)),
-        None => (key, None),
-    };
-    if let Some((_, get, set)) = SCALARS.iter().find(|(n, _, _)| *n == key) {
-        let v = scaled(get(p));
-        set(p, v);
-    } else if let Some((_, _, lines)) = LINE_TABLES.iter().find(|(n, _, _)| *n == table) {
-        let l = lines(p);
-        let mut hit = false;
-        for (name, get, set) in LINE_KEYS {
-            if dist.is_none_or(|d| d == *name) {
+    match cost_key(key) {
+        Some(CostKey::Scalar(get, set)) => {
+            let v = scaled(get(p));
+            set(p, v);
+        }
+        Some(CostKey::Table(_, lines, entries)) => {
+            let l = lines(p);
+            for (_, get, set) in entries {
                 let v = scaled(get(l));
                 set(l, v);
-                hit = true;
             }
         }
-        if !hit {
+        Some(CostKey::IdleStates) => {
+            for st in &mut p.idle_states {
+                st.exit_latency = scaled(st.exit_latency);
+                st.target_residency = scaled(st.target_residency);
+            }
+        }
+        None => {
             let known: Vec<&str> = LINE_KEYS.iter().map(|(n, _, _)| *n).collect();
-            return bad(format!("unknown cost key '{key}' (distances: {})", known.join(", ")));
+            return Err(CostError::Invalid(format!(
+                "unknown cost key '{key}' (a time key of crates/costs/FORMAT.md, a [line], [ipi_delivery] or [migration_penalty] table or one of its distances ({}), or idle_states)",
+                known.join(", ")
+            )));
         }
-    } else if key == "idle_states" {
-        for st in &mut p.idle_states {
-            st.exit_latency = scaled(st.exit_latency);
-            st.target_residency = scaled(st.target_residency);
-        }
-    } else {
-        return bad(format!("unknown cost key '{key}' (a time key of crates/costs/FORMAT.md, a [line], [ipi_delivery] or [migration_penalty] table or one of its distances, or idle_states)"));
     }
     p.check().map_err(|(_, m)| CostError::Invalid(format!("cost scale {key}={factor}: {m}")))
 }
@@ -477,21 +498,10 @@ pub fn scale_cost(p: &mut CostProfile, key: &str, factor: f64) -> Result<(), Cos
 /// for a table; `C1 1000/2000 ns` for the idle states' exit latency / target residency), for
 /// reports of a `--cost-scale`; `None` for an unknown key.
 pub fn describe_cost(p: &CostProfile, key: &str) -> Option<String> {
-    let (table, dist) = match key.split_once('.') {
-        Some((t, d)) => (t, Some(d)),
-        None => (key, None),
+    let parts: Vec<String> = match cost_key(key)? {
+        CostKey::Scalar(get, _) => vec![get(p).to_string()],
+        CostKey::Table(lines, _, entries) => entries.iter().map(|(n, get, _)| format!("{n} {}", get(lines(p)))).collect(),
+        CostKey::IdleStates => p.idle_states.iter().filter(|s| s.exit_latency > 0).map(|s| format!("{} {}/{}", s.name, s.exit_latency, s.target_residency)).collect(),
     };
-    if let Some((_, get, _)) = SCALARS.iter().find(|(n, _, _)| *n == key) {
-        return Some(format!("{} ns", get(p)));
-    }
-    if let Some((_, lines, _)) = LINE_TABLES.iter().find(|(n, _, _)| *n == table) {
-        let l = lines(p);
-        let parts: Vec<String> = LINE_KEYS.iter().filter(|(n, _, _)| dist.is_none_or(|d| d == *n)).map(|(n, get, _)| format!("{n} {}", get(l))).collect();
-        return (!parts.is_empty()).then(|| format!("{} ns", parts.join(", ")));
-    }
-    if key == "idle_states" {
-        let parts: Vec<String> = p.idle_states.iter().filter(|s| s.exit_latency > 0).map(|s| format!("{} {}/{}", s.name, s.exit_latency, s.target_residency)).collect();
-        return Some(format!("{} ns", parts.join(", ")));
-    }
-    None
+    Some(format!("{} ns", parts.join(", ")))
 }
