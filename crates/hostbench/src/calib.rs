@@ -23,7 +23,9 @@
 //!   futex; each wake's latency is the wakee's clock after `futex_wait` returns minus the
 //!   waker's clock just before `futex_wake` (one `CLOCK_MONOTONIC`, synchronised across CPUs).
 //!   With `busy`, a `SCHED_IDLE` spinner on each CPU keeps it out of idle: the wake then finds a
-//!   running CPU (resched IPI, no exit from the idle state).
+//!   running CPU (resched IPI, no exit from the idle state). [`cross_cpu_wake_reps`] also gives
+//!   the waker's side: how long its `futex_wake` call took (`try_to_wake_up()` and, to an idle
+//!   CPU that does not poll, the IPI's send, which in a guest traps to the hypervisor).
 
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -304,6 +306,20 @@ pub fn cross_cpu_wake_ns(a: usize, b: usize, busy: bool, rounds: u64, reps: usiz
 /// CPU has been idle at least that long when the wake comes (a hypervisor may poll a halted vCPU
 /// for a while before descheduling it: KVM's `halt_poll_ns`).
 pub fn cross_cpu_wake_after_ns(a: usize, b: usize, busy: bool, gap_ns: u64, rounds: u64, reps: usize) -> io::Result<Vec<f64>> {
+    Ok(cross_cpu_wake_reps(a, b, busy, gap_ns, rounds, reps)?.into_iter().map(|r| r.latency).collect())
+}
+
+/// One repetition of the cross-CPU futex ping-pong, both sides' rounds together.
+#[derive(Clone, Copy, Debug)]
+pub struct WakeRep {
+    /// Mean ns from the waker's clock before `futex_wake` to the wakee's after `futex_wait`.
+    pub latency: f64,
+    /// Mean ns the waker's `futex_wake` call took (it woke a sleeper each time).
+    pub call: f64,
+}
+
+/// [`cross_cpu_wake_after_ns`] with the waker's call times beside the latencies.
+pub fn cross_cpu_wake_reps(a: usize, b: usize, busy: bool, gap_ns: u64, rounds: u64, reps: usize) -> io::Result<Vec<WakeRep>> {
     let _keep = sys::KeepAffinity::new();
     probe(&[a, b], busy)?;
     let flags = [AtomicU32::new(0), AtomicU32::new(0)];
@@ -331,12 +347,15 @@ pub fn cross_cpu_wake_after_ns(a: usize, b: usize, busy: bool, gap_ns: u64, roun
                 let peer = s.spawn(move || side(b, 1, 0, flags, stamp, gap_ns, rounds));
                 let mine = side(a, 0, 1, flags, stamp, gap_ns, rounds);
                 let theirs = peer.join().map_err(|_| io::Error::other("wake peer panicked"))?;
-                let mut all = mine?;
-                all.extend(theirs?);
+                let (mut lats, mut calls) = mine?;
+                let (l, c) = theirs?;
+                lats.extend(l);
+                calls.extend(c);
                 // The mean, not the median: on a VM a halted vCPU is sometimes descheduled by the
                 // host and its wake then takes far longer; that tail is a cost of idling (what a
                 // throughput benchmark pays on average), not noise to drop.
-                out.push(all.iter().sum::<f64>() / all.len().max(1) as f64);
+                let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
+                out.push(WakeRep { latency: mean(&lats), call: mean(&calls) });
             }
             Ok(())
         })();
@@ -368,18 +387,22 @@ pub fn probe(cpus: &[usize], idle: bool) -> io::Result<()> {
 }
 
 /// One side of the futex ping-pong: wait for `flags[me]`, note the latency, wake `flags[other]`.
-/// Side 0 starts by waking. Returns the latencies (ns) this side observed.
-fn side(cpu: usize, me: usize, other: usize, flags: &[AtomicU32; 2], stamp: &AtomicU64, gap_ns: u64, rounds: u64) -> io::Result<Vec<f64>> {
+/// Side 0 starts by waking. Returns the latencies (ns) this side observed and the durations of
+/// its own `futex_wake` calls.
+fn side(cpu: usize, me: usize, other: usize, flags: &[AtomicU32; 2], stamp: &AtomicU64, gap_ns: u64, rounds: u64) -> io::Result<(Vec<f64>, Vec<f64>)> {
     sys::pin_to(&[cpu])?;
     let mut lats = Vec::with_capacity(rounds as usize);
+    let mut calls = Vec::with_capacity(rounds as usize);
     let wake = || {
         let until = sys::now_ns() + gap_ns;
         while sys::now_ns() < until {
             std::hint::spin_loop();
         }
-        stamp.store(sys::now_ns(), Ordering::Release);
+        let t = sys::now_ns();
+        stamp.store(t, Ordering::Release);
         flags[other].store(1, Ordering::Release);
         sys::futex_wake(&flags[other], 1, false);
+        (sys::now_ns() - t) as f64
     };
     let wait = || {
         while flags[me].load(Ordering::Acquire) == 0 {
@@ -391,24 +414,36 @@ fn side(cpu: usize, me: usize, other: usize, flags: &[AtomicU32; 2], stamp: &Ato
     };
     for _ in 0..rounds {
         if me == 0 {
-            wake();
+            calls.push(wake());
             lats.push(wait() as f64);
         } else {
             lats.push(wait() as f64);
-            wake();
+            calls.push(wake());
         }
     }
-    Ok(lats)
+    Ok((lats, calls))
 }
 
 /// Mark before a futex wake (the waker's clock).
 pub const MARK_WAKE: u32 = 0;
 /// Mark after the futex wait returned (the wakee's clock).
 pub const MARK_WOKEN: u32 = 1;
+/// Mark after the waker's `futex_wake` returned (the waker's clock).
+pub const MARK_WAKE_DONE: u32 = 2;
 
 /// [`cross_cpu_wake_ns`] (idle case) in the behaviour language, for the simulator: two threads
-/// pinned to `a` and `b` waking each other `rounds` times through futexes 0 and 1.
+/// pinned to `a` and `b` waking each other `rounds` times through futexes 0 and 1. Reports
+/// [`mean_wake_latency`].
 pub fn wake_workload(a: usize, b: usize, rounds: u64) -> Workload {
+    wake_pingpong(a, b, rounds, Box::new(WakeReporter))
+}
+
+/// [`wake_workload`] reporting the waker's side instead: [`mean_wake_call`].
+pub fn wake_call_workload(a: usize, b: usize, rounds: u64) -> Workload {
+    wake_pingpong(a, b, rounds, Box::new(WakeCallReporter))
+}
+
+fn wake_pingpong(a: usize, b: usize, rounds: u64, reporter: Box<dyn Reporter>) -> Workload {
     use wakesim_machine::CpuSet;
     let lp = |body: Vec<Op>| {
         let mut p = vec![Op::LoopStart { count: rounds, end: body.len() as u32 + 1 }];
@@ -416,15 +451,15 @@ pub fn wake_workload(a: usize, b: usize, rounds: u64) -> Workload {
         p.push(Op::LoopEnd { start: 0 });
         p
     };
-    let first = lp(vec![Op::Mark(MARK_WAKE), Op::FutexWake { futex: 1, n: 1 }, Op::FutexWait { futex: 0 }, Op::Mark(MARK_WOKEN)]);
-    let second = lp(vec![Op::FutexWait { futex: 1 }, Op::Mark(MARK_WOKEN), Op::Mark(MARK_WAKE), Op::FutexWake { futex: 0, n: 1 }]);
+    let first = lp(vec![Op::Mark(MARK_WAKE), Op::FutexWake { futex: 1, n: 1 }, Op::Mark(MARK_WAKE_DONE), Op::FutexWait { futex: 0 }, Op::Mark(MARK_WOKEN)]);
+    let second = lp(vec![Op::FutexWait { futex: 1 }, Op::Mark(MARK_WOKEN), Op::Mark(MARK_WAKE), Op::FutexWake { futex: 0, n: 1 }, Op::Mark(MARK_WAKE_DONE)]);
     let task = |name: &str, prog, cpu| TaskSpec { allowed: Some(CpuSet::from_cpus([cpu])), mm: 1, ..TaskSpec::new(name, prog) };
     Workload {
         name: "futex ping-pong".into(),
         tasks: vec![task("waker.a", first, a), task("waker.b", second, b)],
         channels: Vec::new(),
         futexes: 2,
-        reporter: Box::new(WakeReporter),
+        reporter,
         duration: None,
     }
 }
@@ -451,6 +486,32 @@ pub fn mean_wake_latency(out: &Outcome) -> f64 {
     }
 }
 
+/// Mean of (each [`MARK_WAKE_DONE`] − the same task's latest [`MARK_WAKE`]), ns: how long the
+/// waker's `futex_wake` took.
+pub fn mean_wake_call(out: &Outcome) -> f64 {
+    let mut last = std::collections::HashMap::new();
+    let (mut sum, mut n) = (0u64, 0u64);
+    for m in &out.marks {
+        match m.mark {
+            MARK_WAKE => {
+                last.insert(m.task, m.time);
+            }
+            MARK_WAKE_DONE => {
+                if let Some(t) = last.remove(&m.task) {
+                    sum += m.time - t;
+                    n += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    if n == 0 {
+        f64::NAN
+    } else {
+        sum as f64 / n as f64
+    }
+}
+
 /// Reports [`mean_wake_latency`].
 #[derive(Debug)]
 pub struct WakeReporter;
@@ -461,5 +522,18 @@ impl Reporter for WakeReporter {
     }
     fn metric(&self, out: &Outcome) -> Metric {
         Metric { name: "wake latency".into(), unit: "ns".into(), value: mean_wake_latency(out), higher_is_better: false }
+    }
+}
+
+/// Reports [`mean_wake_call`].
+#[derive(Debug)]
+pub struct WakeCallReporter;
+
+impl Reporter for WakeCallReporter {
+    fn render(&self, out: &Outcome) -> String {
+        format!("mean futex_wake call of the waker: {:.0} ns\n", mean_wake_call(out))
+    }
+    fn metric(&self, out: &Outcome) -> Metric {
+        Metric { name: "wake call".into(), unit: "ns".into(), value: mean_wake_call(out), higher_is_better: false }
     }
 }

@@ -19,6 +19,7 @@
 //! | `taskset -c C hackbench -g 1 -l 200`, natively | `unix_send`, `unix_recv` (in place; step 4's split) | model solved to match |
 //! | `FUTEX_WAIT` on a changed word (returns at once), one thread | `futex_wait`, `futex_wake` | direct, minus the syscall |
 //! | futex wake, target CPU idle minus target busy | idle state `exit_latency` | direct |
+//! | the same idle-target futex wake, the waker's `futex_wake` call (nearest pair) | `ipi_send` | model solved to match |
 //! | `perf bench sched pipe` with its two processes pinned to a pair, per distance class | `ipi_delivery.<class>` | model solved to match (the pipe's costs are measured above) |
 //! | futex wake to an idle CPU, nearest pair (alternating with the pipe) | `futex_lines` | model solved to match; without the pipe figure, `ipi_delivery` instead |
 //!
@@ -314,7 +315,7 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
         table.push(Measured { what: "cross-CPU wakeup".into(), unit: "ns", result: Err(why) });
     }
     let rounds = 5_000 / scale;
-    let (mut exit_set, mut futex_set) = (false, false);
+    let (mut exit_set, mut futex_set, mut ipi_send_set) = (false, false, false);
     for (dist, a, b) in pairs {
         let class = dist.name();
         // The line transfer first: the wake solve below runs the model, which charges it.
@@ -356,11 +357,12 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
         let pipe_w = pinned_pipe(&machine, a, b, 20_000 / scale)?;
         // A round is the futex wake then the pipe; a failing pipe leaves the futex figures.
         let both = quiet_rounds(reps, host_cpus, || {
-            let f = summarise(calib::cross_cpu_wake_ns(a, b, false, rounds, 1))?.median;
-            Ok(vec![f, workload_metric(&pipe_w, 1, 1000.0).map_or(f64::NAN, |x| x.median)])
+            let f = calib::cross_cpu_wake_reps(a, b, false, 0, rounds, 1).map_err(|e| e.to_string())?[0];
+            Ok(vec![f.latency, workload_metric(&pipe_w, 1, 1000.0).map_or(f64::NAN, |x| x.median), f.call])
         });
         let dropped = both.as_ref().map_or(0, |x| x.repeated);
         let idle = both.as_ref().map_err(|e| e.clone()).and_then(|r| column(&r.rounds, 0));
+        let call = both.as_ref().map_err(|e| e.clone()).and_then(|r| column(&r.rounds, 2));
         let pipe = both.as_ref().map_err(|e| e.clone()).and_then(|r| {
             if r.rounds.iter().any(|x| x[1].is_nan()) {
                 Err("skipped: the pinned pipe ping-pong did not run".to_string())
@@ -374,6 +376,24 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
         if let (Ok(i), Ok(bz), false) = (&idle, &busy, exit_set) {
             exit_set = true;
             set_idle_exit(&mut p, (i.median - bz.median).max(0.0).round() as u64, &mut notes, &format!("idle − busy wake latency, {} − {} ns ({class})", i.median.round(), bz.median.round()));
+        }
+        // The IPI's send from the waker's side of the idle-target wake (nearest pair: one figure
+        // for the machine): how long the `futex_wake` that wakes a sleeper on an idle CPU keeps
+        // the waker. In a guest without IPI virtualisation that is the trapped ICR write and the
+        // hypervisor's kick of the halted vCPU, microseconds that a streaming sender pays at
+        // every wakeup (its receiver's CPU idles between bursts).
+        if let (Ok(c), false) = (&call, ipi_send_set) {
+            ipi_send_set = true;
+            let call_w = calib::wake_call_workload(a, b, 2_000);
+            let mut trial = p.clone();
+            let sol = solve(p.ipi_send, c.median, |v| {
+                trial.ipi_send = v;
+                simulate(&machine, &trial, &features, &call_w, 1)
+            })?;
+            if sol.slope > 0.0 {
+                p.ipi_send = sol.value;
+            }
+            notes.insert("ipi_send".into(), solved_note(&sol, format!("model futex_wake of a sleeper on an idle CPU {:.0} ns ({class}) = {}", sol.achieved, note(c, "ns (waker's call)"))));
         }
         // The IPI from the pipe ping-pong (its channel costs are measured above); then the
         // futex's lines from the futex wake, whose other terms are now all set. Without the pipe
@@ -406,6 +426,7 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
         }
         table.push(Measured { what: format!("pipe ping-pong {a}<->{b}, pinned processes{}", dropped_note(dropped)), unit: "ns/rt", result: pipe });
         table.push(Measured { what: format!("wake {a}->{b} {class}, idle target"), unit: "ns", result: idle });
+        table.push(Measured { what: format!("wake {a}->{b} {class}, idle target: the waker's futex_wake call"), unit: "ns", result: call });
         table.push(Measured { what: format!("wake {a}->{b} {class}, busy target"), unit: "ns", result: busy });
     }
     p.validate()?;

@@ -29,6 +29,32 @@ fn cross_cpu_wakeups_idle_and_busy_give_positive_latencies_with_two_cpus() {
 }
 
 #[test]
+fn an_idle_target_wake_gives_the_wakers_call_time_below_the_wake_latency() {
+    let cpus = sys::allowed_cpus();
+    if cpus.len() < 2 {
+        return;
+    }
+    let reps = calib::cross_cpu_wake_reps(cpus[0], cpus[1], false, 0, 200, 2).unwrap();
+    assert_eq!(reps.len(), 2);
+    for r in reps {
+        // The call returns before the wakee can run: it is part of the latency.
+        assert!(r.call > 0.0 && r.call.is_finite() && r.call < r.latency, "{r:?}");
+    }
+}
+
+#[test]
+fn the_wake_call_workload_reports_the_wakers_call_per_task_from_its_marks() {
+    use wakesim_workloads::{MarkRecord, Outcome};
+    let m = |mark, task, time| MarkRecord { mark, task, time };
+    // Task 0's call takes 5, task 1's 7; task 1's wake mark between task 0's pair is not mixed in.
+    let out = Outcome { marks: vec![m(calib::MARK_WAKE, 0, 10), m(calib::MARK_WAKE, 1, 12), m(calib::MARK_WAKE_DONE, 0, 15), m(calib::MARK_WAKE_DONE, 1, 19)], ..Outcome::default() };
+    assert_eq!(calib::mean_wake_call(&out), 6.0);
+    let w = calib::wake_call_workload(0, 1, 5);
+    assert_eq!(w.tasks.len(), 2);
+    assert_eq!(w.reporter.metric(&out).value, 6.0);
+}
+
+#[test]
 fn a_cpu_that_cannot_be_pinned_is_an_error_not_a_hang() {
     let e = calib::cross_cpu_wake_ns(0, 1000, false, 10, 1).unwrap_err();
     assert!(e.to_string().contains("CPU 1000"), "{e}");
