@@ -170,9 +170,9 @@ impl Sim {
     pub(crate) fn do_idle(&mut self, cpu: usize, phase: IdlePhase) -> Flow {
         match phase {
             IdlePhase::LoopTop => {
-                if !self.cpus[cpu].csd.is_empty() {
-                    return self.call(cpu, Frame::Idle { phase: IdlePhase::LoopTop }, Frame::Csd { phase: CsdPhase::Start });
-                }
+                // The loop looks only at need_resched(): a call-single entry queued while this
+                // CPU was on its way here waits for its IPI (or the flag write of a waker that
+                // found it polling), as in do_idle().
                 if self.cpus[cpu].softirq_pending {
                     return self.run_softirq(cpu, Frame::Idle { phase: IdlePhase::LoopTop });
                 }
@@ -200,7 +200,7 @@ impl Sim {
                 // The governor and the tick decision happened during the step (a wakeup that
                 // arrived meanwhile finds them done, as call_cpuidle()'s need_resched() check).
                 let k = if self.ewma(cpu) { None } else { Some(self.cpuidle_select(cpu)) };
-                if self.cpus[cpu].need_resched || !self.cpus[cpu].csd.is_empty() {
+                if self.cpus[cpu].need_resched {
                     // Woken while selecting: the loop's need_resched() check sees it.
                     self.set_top(cpu, Frame::Idle { phase: IdlePhase::Woken });
                     return Flow::Again;
@@ -290,9 +290,12 @@ impl Sim {
             }
             IdlePhase::Leaving => {
                 // Pending interrupts were taken by the executor before we got here; polling
-                // ends now (current_clr_polling before the flush / schedule_idle).
+                // ends now (current_clr_polling before the flush / schedule_idle). Only a CPU
+                // leaving the loop (NEED_RESCHED) flushes its call-single queue here; one that
+                // goes round again (woken by a tick or device interrupt) leaves queued entries
+                // to their IPI.
                 self.cpus[cpu].poll_exit = false;
-                if !self.cpus[cpu].csd.is_empty() {
+                if self.cpus[cpu].need_resched && !self.cpus[cpu].csd.is_empty() {
                     return self.call(cpu, Frame::Idle { phase: IdlePhase::Leaving }, Frame::Csd { phase: CsdPhase::Start });
                 }
                 if self.cpus[cpu].softirq_pending {

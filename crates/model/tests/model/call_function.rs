@@ -86,3 +86,47 @@ fn call_function_all_waits_until_every_other_cpu_has_run_it() {
     assert!(end(&all) > end(&single), "{} vs {}", end(&all), end(&single));
     assert!(end(&nowait) < end(&all), "{} vs {}", end(&nowait), end(&all));
 }
+
+#[test]
+fn a_wakelist_entry_for_a_cpu_on_its_way_into_idle_waits_for_its_kick() {
+    // do_idle() looks only at need_resched() on its way into a state; the call-single queue is
+    // flushed by the IPI's handler, or after the loop once NEED_RESCHED is set
+    // (kernel/sched/idle.c). So a wakelist entry is never run before its CPU was kicked: an IPI
+    // arrived, or a waker found the idle task polling and set NEED_RESCHED (the flag write
+    // becoming visible is `Ev::PollWake`), even when the wakeup came while that CPU was still
+    // switching to its idle task or selecting a state. A non-polling idle state makes most kicks
+    // real IPIs, which arrive `ipi_send + ipi_delivery` after the wakeup.
+    let mut send = Vec::new();
+    for k in 0..400u64 {
+        send.push(Op::Send { chan: 0, bytes: 1 });
+        // Gaps from 0.3 to 6 µs: some wakeups find the receiver's CPU deep in its idle state,
+        // some on its way in.
+        send.push(compute(300 + (k * 97) % 5_700));
+    }
+    send.push(Op::Exit);
+    let recv = looped(400, vec![Op::Recv { chan: 0, bytes: 1 }]);
+    let w = workload(vec![pinned(task("sender", send), &[0]), pinned(task("receiver", recv), &[1])], 1, 0);
+    // IPIs that take 10 µs to arrive, as into a guest's halted vCPU (docs/accuracy.md), so that
+    // a CPU reaches its idle loop long before the IPI for a wakeup queued while it switched.
+    let mut s = sim_with("test-2x4", &w, 1, |cfg| {
+        non_polling_idle(cfg);
+        cfg.costs.ipi_delivery = wakesim_costs::LineCosts { local: 0, smt: 10_000, cluster: 10_000, llc: 10_000, cross_llc: 10_000, cross_node: 10_000 };
+    });
+    let r = 1; // the receiver's index
+    let (mut queued, mut kicked, mut flushed) = (false, false, 0u32);
+    s.step_until_with(20 * wakesim_engine::MSEC, |s, _, ev| {
+        if let wakesim_model::exec::Ev::Ipi { cpu: 1, .. } | wakesim_model::exec::Ev::PollWake { cpu: 1 } = ev {
+            kicked = true;
+        }
+        let on = s.on_wakelist(1, r);
+        if on && !queued {
+            queued = true;
+            kicked = false;
+        } else if !on && queued {
+            queued = false;
+            flushed += 1;
+            assert!(kicked, "the receiver left CPU 1's wakelist at {} ns before CPU 1 was kicked", s.now());
+        }
+    });
+    assert!(flushed >= 50, "only {flushed} wakelist wakeups of the receiver");
+}
