@@ -42,6 +42,11 @@ impl RngStream {
         self.0.random::<f64>()
     }
 
+    /// An exponential draw of mean `mean` (inverse transform; the uniform kept away from 1).
+    pub fn exponential(&mut self, mean: f64) -> f64 {
+        -(1.0 - self.unit()).ln() * mean
+    }
+
     /// A standard normal draw (Box–Muller from two uniforms, the first kept away from 0).
     pub fn standard_normal(&mut self) -> f64 {
         let (u1, u2) = (1.0 - self.unit(), self.unit());

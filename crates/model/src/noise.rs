@@ -65,7 +65,7 @@ fn us(x: f64) -> Time {
 
 /// An exponential draw of mean `mean` (the interval of a Poisson process).
 fn exp_draw(rng: &mut RngStream, mean: Time) -> Time {
-    (-(1.0 - rng.unit()).ln() * mean as f64) as Time
+    rng.exponential(mean as f64) as Time
 }
 
 /// A source's first activation after the run starts: a uniform phase of a periodic source's

@@ -44,14 +44,7 @@ impl Sim {
 
     /// Draws a duration from the task's own RNG stream.
     fn sample(&mut self, t: TaskId, d: &Dur) -> Time {
-        let rng = &mut self.tasks[t as usize].rng;
-        match *d {
-            Dur::Fixed(x) => x,
-            Dur::Uniform { lo, hi } => lo + (rng.unit() * (hi - lo + 1) as f64) as Time,
-            Dur::Exp { mean } => (-(1.0 - rng.unit()).ln() * mean as f64) as Time,
-            // Truncated at zero.
-            Dur::Normal { mean, sd } => (mean as f64 + rng.standard_normal() * sd as f64).max(0.0) as Time,
-        }
+        d.sample(&mut self.tasks[t as usize].rng)
     }
 
     /// Throughput share of `cpu`'s core: a busy SMT sibling leaves each thread

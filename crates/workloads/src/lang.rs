@@ -16,6 +16,17 @@ pub enum Dur {
 }
 
 impl Dur {
+    /// A draw from `rng` (the model's and the native runner's durations: same draws, same order).
+    pub fn sample(&self, rng: &mut wakesim_engine::RngStream) -> Time {
+        match *self {
+            Dur::Fixed(x) => x,
+            Dur::Uniform { lo, hi } => lo + (rng.unit() * (hi - lo + 1) as f64) as Time,
+            Dur::Exp { mean } => rng.exponential(mean as f64) as Time,
+            // Truncated at zero.
+            Dur::Normal { mean, sd } => (mean as f64 + rng.standard_normal() * sd as f64).max(0.0) as Time,
+        }
+    }
+
     /// The same duration stretched by `f` (every parameter of a distribution; rounded to ns).
     pub fn scaled(&self, f: f64) -> Dur {
         let s = |t: Time| (t as f64 * f).round() as Time;

@@ -10,7 +10,7 @@ use super::chan::{self, Fds};
 use super::shm::Shm;
 use crate::sys;
 use wakesim_engine::{stream_id, RngStream};
-use wakesim_workloads::{Dur, Op, TaskSpec};
+use wakesim_workloads::{Op, TaskSpec};
 
 /// What a task needs besides its program.
 pub struct Ctx<'a> {
@@ -48,15 +48,6 @@ fn setup(spec: &TaskSpec) -> Result<(), String> {
     Ok(())
 }
 
-fn sample(rng: &mut RngStream, d: &Dur) -> u64 {
-    // The same draws as the model's `sample` (crates/model/src/syscalls.rs).
-    match *d {
-        Dur::Fixed(x) => x,
-        Dur::Uniform { lo, hi } => lo + (rng.unit() * (hi - lo + 1) as f64) as u64,
-        Dur::Exp { mean } => (-(1.0 - rng.unit()).ln() * mean as f64) as u64,
-        Dur::Normal { mean, sd } => (mean as f64 + rng.standard_normal() * sd as f64).max(0.0) as u64,
-    }
-}
 
 fn exec(prog: &[Op], cx: &Ctx) -> Result<(), String> {
     let mut rng = RngStream::new(cx.seed, stream_id("task"), u64::from(cx.task));
@@ -78,7 +69,7 @@ fn exec(prog: &[Op], cx: &Ctx) -> Result<(), String> {
             return Ok(()); // another task failed: stop quietly, the run reports that error
         }
         match prog[pc] {
-            Op::Compute(ref d) => spin_cpu(sample(&mut rng, d)),
+            Op::Compute(ref d) => spin_cpu(d.sample(&mut rng)),
             Op::Send { chan, bytes } => chan::send(cx.fds[chan as usize].tx, &buf[..bytes as usize])
                 .map_err(|e| format!("write to channel {chan}: {e}"))?,
             Op::Recv { chan, bytes } => chan::recv(cx.fds[chan as usize].rx, &mut buf[..bytes as usize])
@@ -107,7 +98,7 @@ fn exec(prog: &[Op], cx: &Ctx) -> Result<(), String> {
                 w.fetch_or(SIGNALLED, Ordering::Release);
                 sys::futex_wake(w, u32::MAX, cx.shared);
             }
-            Op::Sleep(ref d) => sleep_ns(sample(&mut rng, d)),
+            Op::Sleep(ref d) => sleep_ns(d.sample(&mut rng)),
             Op::SleepUntilNext { period } => {
                 // As the model: boundaries counted from the first call; overrun = no sleep.
                 let now = cx.shm.now();
