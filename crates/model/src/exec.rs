@@ -271,6 +271,7 @@ impl Sim {
             Ev::Ipi { cpu, kind } => {
                 crate::trace::trace_ev!(self, wakesim_trace::TraceEvent::IpiRecv { cpu, kind });
                 self.note_irq_arrival(cpu as usize);
+                self.cpus[cpu as usize].ipis_in_flight -= 1;
                 self.cpus[cpu as usize].pend_ipi = true;
                 self.raise_irq(cpu as usize);
             }

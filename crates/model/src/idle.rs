@@ -177,7 +177,8 @@ impl Sim {
                     return self.run_softirq(cpu, Frame::Idle { phase: IdlePhase::LoopTop });
                 }
                 if self.cpus[cpu].need_resched {
-                    self.set_top(cpu, Frame::Idle { phase: IdlePhase::ScheduleIdle });
+                    // Out of the loop: the flush, then schedule_idle().
+                    self.set_top(cpu, Frame::Idle { phase: IdlePhase::Leaving });
                     return Flow::Again;
                 }
                 if self.cpus[cpu].debt > 0 {
@@ -215,6 +216,12 @@ impl Sim {
                         e.select(&self.c.idle_states, 0)
                     }
                 };
+                let c = &self.cpus[cpu];
+                wakesim_engine::invariant!(
+                    c.csd.is_empty() || c.ipis_in_flight > 0,
+                    "CPU {cpu} enters an idle state with {} call-single entries queued and no IPI on its way",
+                    c.csd.len()
+                );
                 let limit = self.cpus[cpu].gov.poll_limit().unwrap_or(self.c.poll_limit);
                 self.enter_idle_state(cpu, k, now + limit);
                 let c = &mut self.cpus[cpu];

@@ -171,6 +171,9 @@ pub struct Cpu {
     pub step_end: Time,
     /// Nesting depth of interrupt-disabled regions.
     pub irqs_off: u32,
+    /// IPIs sent to this CPU that have not arrived yet (for the idle loop's invariant: a queued
+    /// call-single entry always has a kick on its way or a NEED_RESCHED that will flush it).
+    pub ipis_in_flight: u32,
     /// Pending interrupt sources.
     pub pend_ipi: bool,
     pub pend_tick: bool,
@@ -368,6 +371,7 @@ impl Cpu {
             gen: 0,
             step_end: 0,
             irqs_off: 0,
+            ipis_in_flight: 0,
             pend_ipi: false,
             pend_tick: false,
             pend_timers: Vec::new(),

@@ -214,6 +214,13 @@ impl Sim {
         self.update_idle_cpu_scan(cpu, level);
     }
 
+    /// `poll_idle()` on `cpu` returns now on its time limit, as if `cpuidle_poll_time()` ran out
+    /// at this instant (the CPU must be in the POLL state).
+    pub fn poll_time_runs_out(&mut self, cpu: usize) {
+        assert_eq!(self.idle_state(cpu), Some(0), "CPU {cpu} is not in the POLL state");
+        self.poll_timeout(cpu);
+    }
+
     /// `kick_ilb()` from `from` to `ilb`: queue the NOHZ idle-balance CSD and kick the CPU
     /// (a flag write if it polls, else an IPI), exactly as `nohz_balancer_kick()` ends. This is
     /// the model's only function-call CSD that carries no task (kernel/sched/fair.c: kick_ilb()).

@@ -266,6 +266,7 @@ impl Sim {
         self.charge(this, self.c.ipi_send);
         self.wake.cost_ipi_send += self.c.ipi_send;
         let at = self.now() + self.c.ipi_send + self.c.ipi_delivery.get(self.m.dist(this, target));
+        self.cpus[target].ipis_in_flight += 1;
         self.q.push(at, Ev::Ipi { cpu: target as u32, kind });
     }
 

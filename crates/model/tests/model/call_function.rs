@@ -2,6 +2,7 @@
 //! write to a polling idle CPU (CSD_POLL) or an IPI, and what the kicked CPU then runs (newidle,
 //! or SM_IDLE's fast path).
 use crate::common::*;
+use wakesim_engine::{MSEC, USEC};
 use wakesim_machine::CpuSet;
 use wakesim_workloads::{Op, TaskSpec, Workload};
 
@@ -88,6 +89,27 @@ fn call_function_all_waits_until_every_other_cpu_has_run_it() {
 }
 
 #[test]
+fn a_poll_time_limit_that_runs_out_after_a_flag_write_still_flushes_the_queue() {
+    // A waker queues a call-single entry and, finding the CPU polling, only sets NEED_RESCHED;
+    // poll_idle() may then return on its time limit before it sees the flag. do_idle() leaves
+    // the loop on need_resched() all the same, and flushes the queue before schedule_idle()
+    // (kernel/sched/idle.c); no IPI will come for this entry. A task on CPU 3 that sleeps 1.5 µs at a time (below C1's 2 µs residency): menu (the
+    // presets' governor) picks POLL for those gaps, and poll_idle() returns on its limit.
+    let wl = workload(vec![pinned(task("napper", looped(5_000, vec![compute(5 * USEC), sleep(1_500)])), &[3])], 0, 0);
+    let mut s = sim_with("test-smt2", &wl, 1, |cfg| cfg.governor = wakesim_model::GovernorKind::Menu);
+    s.step_until(MSEC);
+    step_until_cond(&mut s, 20 * MSEC, "CPU 3 polling in the POLL state", |s| s.idle_state(3) == Some(0) && s.is_polling_idle(3));
+    s.kick_ilb_csd(0, 3);
+    assert!(s.cpus[3].need_resched && s.cpus[3].ipis_in_flight == 0, "a flag write, no IPI");
+    let sc0 = s.sched[3].sched_count;
+    s.poll_time_runs_out(3);
+    // The flush comes before schedule_idle() (and the idle loop's invariant checks at every state
+    // entry that no entry is left without an IPI on its way).
+    let t = step_until_cond(&mut s, 20 * MSEC, "CPU 3 through schedule_idle()", |s| s.sched[3].sched_count > sc0);
+    assert!(s.cpus[3].csd.is_empty(), "CPU 3 ran schedule_idle() at {t} ns without flushing its call-single queue");
+}
+
+#[test]
 fn a_wakelist_entry_for_a_cpu_on_its_way_into_idle_waits_for_its_kick() {
     // do_idle() looks only at need_resched() on its way into a state; the call-single queue is
     // flushed by the IPI's handler, or after the loop once NEED_RESCHED is set
@@ -114,7 +136,7 @@ fn a_wakelist_entry_for_a_cpu_on_its_way_into_idle_waits_for_its_kick() {
     });
     let r = 1; // the receiver's index
     let (mut queued, mut kicked, mut flushed) = (false, false, 0u32);
-    s.step_until_with(20 * wakesim_engine::MSEC, |s, _, ev| {
+    s.step_until_with(20 * MSEC, |s, _, ev| {
         if let wakesim_model::exec::Ev::Ipi { cpu: 1, .. } | wakesim_model::exec::Ev::PollWake { cpu: 1 } = ev {
             kicked = true;
         }
