@@ -20,7 +20,12 @@ pub(crate) fn host() -> CostProfile {
         // LKML haltpoll series, Nov 2023): each of
         // the 2 cross-vCPU wakes per op costs ~1.5 µs more when the vCPU halts instead of polling.
         // Split [EST] between the sender's trapped ICR write, delivery, guest entry and HLT exit.
-        ipi_send: 500, // [EST] ICR write → VM exit + KVM IPI emulation (no IPI virtualization)
+        // [EST] ICR write → VM exit + KVM IPI emulation (no IPI virtualization). On the
+        // development VM (KVM on AMD EPYC) `calibrate` measures 5.6–7.1 µs: the waker's
+        // futex_wake of a sleeper on the other vCPU, idle or busy (docs/accuracy.md, "Streams").
+        // Kept as the generic default: hosts with IPI virtualisation (Intel IPIv, AMD AVIC) do
+        // not exit at all.
+        ipi_send: 500,
         ipi_delivery: LineCosts {
             local: 0,         // [EST] no self-IPI on the wakeup path
             smt: 200,         // [EST] host kick / posted interrupt to the vCPU, ~2× bare metal
