@@ -31,7 +31,7 @@ use std::io;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 use crate::sys;
-use wakesim_workloads::{Metric, Op, Outcome, Reporter, TaskSpec, Workload};
+use wakesim_workloads::{MarkRecord, Metric, Op, Outcome, Reporter, TaskSpec, Workload};
 
 /// Bursts per repetition of the per-operation microbenchmarks.
 const BURSTS: u64 = 25;
@@ -466,43 +466,28 @@ fn wake_pingpong(a: usize, b: usize, rounds: u64, reporter: Box<dyn Reporter>) -
 
 /// Mean of (each [`MARK_WOKEN`] − the latest [`MARK_WAKE`] before it), ns.
 pub fn mean_wake_latency(out: &Outcome) -> f64 {
-    let (mut last, mut sum, mut n) = (None, 0u64, 0u64);
-    for m in &out.marks {
-        match m.mark {
-            MARK_WAKE => last = Some(m.time),
-            MARK_WOKEN => {
-                if let Some(t) = last.take() {
-                    sum += m.time - t;
-                    n += 1;
-                }
-            }
-            _ => {}
-        }
-    }
-    if n == 0 {
-        f64::NAN
-    } else {
-        sum as f64 / n as f64
-    }
+    mean_gap(out, MARK_WAKE, MARK_WOKEN, |_| 0)
 }
 
 /// Mean of (each [`MARK_WAKE_DONE`] − the same task's latest [`MARK_WAKE`]), ns: how long the
 /// waker's `futex_wake` took.
 pub fn mean_wake_call(out: &Outcome) -> f64 {
+    mean_gap(out, MARK_WAKE, MARK_WAKE_DONE, |m| m.task)
+}
+
+/// Mean of (each `end` mark − the latest unmatched `start` mark with the same `key`), ns; NaN
+/// without a pair.
+fn mean_gap(out: &Outcome, start: u32, end: u32, key: impl Fn(&MarkRecord) -> u32) -> f64 {
     let mut last = std::collections::HashMap::new();
     let (mut sum, mut n) = (0u64, 0u64);
     for m in &out.marks {
-        match m.mark {
-            MARK_WAKE => {
-                last.insert(m.task, m.time);
+        if m.mark == start {
+            last.insert(key(m), m.time);
+        } else if m.mark == end {
+            if let Some(t) = last.remove(&key(m)) {
+                sum += m.time - t;
+                n += 1;
             }
-            MARK_WAKE_DONE => {
-                if let Some(t) = last.remove(&m.task) {
-                    sum += m.time - t;
-                    n += 1;
-                }
-            }
-            _ => {}
         }
     }
     if n == 0 {
