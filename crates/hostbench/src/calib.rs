@@ -435,12 +435,12 @@ pub const MARK_WAKE_DONE: u32 = 2;
 /// pinned to `a` and `b` waking each other `rounds` times through futexes 0 and 1. Reports
 /// [`mean_wake_latency`].
 pub fn wake_workload(a: usize, b: usize, rounds: u64) -> Workload {
-    wake_pingpong(a, b, rounds, Box::new(WakeReporter))
+    wake_pingpong(a, b, rounds, Box::new(WakeReporter { call: false }))
 }
 
 /// [`wake_workload`] reporting the waker's side instead: [`mean_wake_call`].
 pub fn wake_call_workload(a: usize, b: usize, rounds: u64) -> Workload {
-    wake_pingpong(a, b, rounds, Box::new(WakeCallReporter))
+    wake_pingpong(a, b, rounds, Box::new(WakeReporter { call: true }))
 }
 
 fn wake_pingpong(a: usize, b: usize, rounds: u64, reporter: Box<dyn Reporter>) -> Workload {
@@ -497,28 +497,29 @@ fn mean_gap(out: &Outcome, start: u32, end: u32, key: impl Fn(&MarkRecord) -> u3
     }
 }
 
-/// Reports [`mean_wake_latency`].
+/// Reports [`mean_wake_latency`], or with `call` [`mean_wake_call`].
 #[derive(Debug)]
-pub struct WakeReporter;
+pub struct WakeReporter {
+    pub call: bool,
+}
 
-impl Reporter for WakeReporter {
-    fn render(&self, out: &Outcome) -> String {
-        format!("mean wake-to-run latency: {:.0} ns\n", mean_wake_latency(out))
-    }
-    fn metric(&self, out: &Outcome) -> Metric {
-        Metric { name: "wake latency".into(), unit: "ns".into(), value: mean_wake_latency(out), higher_is_better: false }
+impl WakeReporter {
+    fn value(&self, out: &Outcome) -> f64 {
+        if self.call {
+            mean_wake_call(out)
+        } else {
+            mean_wake_latency(out)
+        }
     }
 }
 
-/// Reports [`mean_wake_call`].
-#[derive(Debug)]
-pub struct WakeCallReporter;
-
-impl Reporter for WakeCallReporter {
+impl Reporter for WakeReporter {
     fn render(&self, out: &Outcome) -> String {
-        format!("mean futex_wake call of the waker: {:.0} ns\n", mean_wake_call(out))
+        let what = if self.call { "mean futex_wake call of the waker" } else { "mean wake-to-run latency" };
+        format!("{what}: {:.0} ns\n", self.value(out))
     }
     fn metric(&self, out: &Outcome) -> Metric {
-        Metric { name: "wake call".into(), unit: "ns".into(), value: mean_wake_call(out), higher_is_better: false }
+        let name = if self.call { "wake call" } else { "wake latency" };
+        Metric { name: name.into(), unit: "ns".into(), value: self.value(out), higher_is_better: false }
     }
 }
