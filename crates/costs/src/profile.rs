@@ -130,7 +130,8 @@ pub struct CostProfile {
     pub update_blocked: u64,
     /// Tick handler (`sched_tick` → `task_tick_fair`).
     pub tick: u64,
-    /// `tg->load_avg` atomic update when the line is held elsewhere (plus the line transfer).
+    /// `update_tg_load_avg()`'s CPU work; the `tg->load_avg` line is held only for its
+    /// transfer, which (with any wait behind other CPUs' accesses) is paid apart.
     pub tg_load_update: u64,
     /// Cold-cache penalty after a migration, as extra user time on the next run, by distance moved.
     pub migration_penalty: LineCosts,

@@ -131,7 +131,9 @@ impl Sim {
             if resched {
                 self.resched_curr(cpu, cpu);
             }
+            // entity_tick() for each level: update_load_avg(UPDATE_TG), update_cfs_group().
             self.update_load_avg(cpu, curr);
+            self.update_cfs_group(cpu, curr);
         } else {
             self.update_load_avg(cpu, crate::state::NO_TASK);
             // tick_sched_timer() in the idle loop: ts->got_idle_tick for the governor.

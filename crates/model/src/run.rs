@@ -86,6 +86,8 @@ impl Sim {
         self.wake.tg_updates = self.tg_line.accesses;
         self.wake.tg_contended = self.tg_line.contended;
         self.wake.tg_wait = self.tg_line.wait;
+        self.wake.tg_read_misses = self.tg_line.read_misses;
+        self.wake.tg_read_wait = self.tg_line.read_wait;
         let nr = self.nr_cpus();
         let now = if self.capped { self.cap } else { self.q.now() };
         let idle = self.idle_stats();

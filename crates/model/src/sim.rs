@@ -68,6 +68,8 @@ pub struct Sim {
     pub nohz: Nohz,
     /// The task group's `tg->load_avg` cache line.
     pub tg_line: SharedLine,
+    /// Per CPU: the `tg_line` version its cache holds (`update_cfs_group`).
+    pub tg_seen: Vec<u64>,
     /// Per CPU, message memory written so far (`lines::read_msgs`' reuse distance).
     pub msg_written: Vec<u64>,
     // statistics
@@ -300,6 +302,7 @@ impl Sim {
             rd_line_owner: 0,
             nohz: Nohz::default(),
             tg_line: SharedLine::default(),
+            tg_seen: vec![0; n],
             msg_written: vec![0; n],
             sched: vec![CpuSchedstat::default(); n],
             dstat,

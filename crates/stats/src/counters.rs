@@ -166,6 +166,10 @@ pub struct WakeStats {
     pub tg_updates: u64,
     pub tg_contended: u64,
     pub tg_wait: u64,
+    /// Its reads (`update_cfs_group()`) that found the reader's copy stale, and their total
+    /// wait, ns.
+    pub tg_read_misses: u64,
+    pub tg_read_wait: u64,
     /// Datagrams dropped at a full receive buffer (`UDP_MIB_RCVBUFERRORS`).
     pub dgram_drops: u64,
     /// Per-CPU user-space locks (schbench's `lock_this_cpu()`): acquisitions, those that had
@@ -378,6 +382,8 @@ impl WakeStats {
             tg_updates,
             tg_contended,
             tg_wait,
+            tg_read_misses,
+            tg_read_wait,
             dgram_drops,
         );
         for (a, b) in self.sis_outcome.iter_mut().zip(o.sis_outcome) {

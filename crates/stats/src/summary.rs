@@ -216,7 +216,14 @@ pub fn summary_text(s: &Stats) -> String {
         line(
             &mut o,
             "tg load",
-            format!("tg->load_avg updates {} (contended {}, wait {})", w.tg_updates, pct(w.tg_contended, w.tg_updates), dur(w.tg_wait)),
+            format!(
+                "tg->load_avg updates {} (contended {}, wait {}) | stale reads {} (wait {})",
+                w.tg_updates,
+                pct(w.tg_contended, w.tg_updates),
+                dur(w.tg_wait),
+                w.tg_read_misses,
+                dur(w.tg_read_wait)
+            ),
         );
     }
     line(&mut o, "cpu time", format!(

@@ -148,8 +148,9 @@ pub(crate) fn generic() -> CostProfile {
         update_blocked: 100,
         // [EST] timer irq + sched_tick + task_tick_fair (update_curr, PELT per level)
         tick: 1_000,
-        // [EST] atomic add on tg->load_avg (update_tg_load_avg(); its contention: Aaron Lu, LKML
-        // 2023), plus the line transfer
+        // [EST] update_tg_load_avg()'s own work (the delta, its check, the atomic add once the
+        // line is here); the line's transfer and any wait for it are paid apart (its contention:
+        // Aaron Lu, LKML 2023)
         tg_load_update: 60,
         migration_penalty: x86_migration_penalty(2_000),
         smt_throughput: 1.15, // the kernel's old smt_gain 1178/1024 = 1.15 (removed by 765d0af19f5f)

@@ -16,6 +16,14 @@ pub struct SharedLine {
     pub accesses: u64,
     pub contended: u64,
     pub wait: Time,
+    /// Writes so far: a CPU whose copy was read at an older version holds a stale copy.
+    pub version: u64,
+    /// Whether a read has fetched the line since its last write: it is shared, and further
+    /// readers get copies without holding it.
+    pub shared: bool,
+    /// Reads that missed (the reader's copy was stale) and their total wait.
+    pub read_misses: u64,
+    pub read_wait: Time,
 }
 
 impl SharedLine {
@@ -39,6 +47,27 @@ impl SharedLine {
         let done = start + transfer + hold;
         self.free_at = done;
         self.owner = cpu;
+        self.version += 1;
+        self.shared = false;
+        done - now
+    }
+
+    /// A read at `now` by a CPU whose copy is stale, pulling the line for `transfer` ns: it
+    /// waits for the writes already queued on the line (each holds it exclusively). The first
+    /// read after a write also holds it for its transfer (the writer's modified copy is snooped
+    /// and downgraded to shared, a transaction the line's home serialises with the writes);
+    /// later readers get shared copies side by side without holding it. Returns the CPU time it
+    /// costs the reader from `now` (wait + transfer). Charges nothing.
+    #[inline]
+    pub fn read(&mut self, now: Time, transfer: Time) -> Time {
+        let start = now.max(self.free_at);
+        self.read_misses += 1;
+        self.read_wait += start - now;
+        let done = start + transfer;
+        if !self.shared {
+            self.shared = true;
+            self.free_at = done;
+        }
         done - now
     }
 }

@@ -107,13 +107,17 @@ fn new_task_starts_with_full_load_and_half_the_spare_capacity_as_util() {
 /// A pipe ping-pong pair in task group 1, both tasks pinned to `cpus`, run for 20 ms; the
 /// run's `tg->load_avg` updates.
 fn grouped_pair_tg_updates(cpus: [usize; 2]) -> u64 {
+    grouped_pair_tg_stats(cpus).tg_updates
+}
+
+/// The same pair's wakeup-path counters (the `tg->load_avg` line's writes and stale reads).
+fn grouped_pair_tg_stats(cpus: [usize; 2]) -> wakesim_stats::WakeStats {
     let mut wl = ping_pong(1, 1_000_000);
     for (t, cpu) in wl.tasks.iter_mut().zip(cpus) {
         t.group = 1;
         t.allowed = Some(wakesim_machine::CpuSet::from_cpus([cpu]));
     }
-    let r = sim_with("test-2x4", &wl, 1, |cfg| cfg.duration_cap = 20 * MSEC).run();
-    r.stats.wake.tg_updates
+    sim_with("test-2x4", &wl, 1, |cfg| cfg.duration_cap = 20 * MSEC).run().stats.wake
 }
 
 #[test]
@@ -140,4 +144,44 @@ fn a_grouped_task_attached_to_a_cpu_propagates_its_load_at_once() {
     }
     let r = sim_with("test-2x4", &wl, 1, |cfg| cfg.duration_cap = 500_000).run();
     assert!(r.stats.wake.tg_updates >= 6, "{} updates after six attaches", r.stats.wake.tg_updates);
+}
+
+#[test]
+fn a_group_on_one_cpu_reads_tg_load_avg_from_its_own_cache() {
+    // update_cfs_group() reads tg->load_avg at every enqueue and dequeue; with only one CPU
+    // writing it, that CPU's copy is always current: no read pulls the line.
+    let w = grouped_pair_tg_stats([2, 2]);
+    assert!(w.tg_updates > 0, "the pair's cfs_rq propagates its load");
+    assert_eq!(w.tg_read_misses, 0, "stale reads of a line only this CPU writes");
+}
+
+#[test]
+fn a_group_on_two_cpus_pulls_tg_load_avg_back_after_the_other_cpus_writes() {
+    // Each CPU's write invalidates the other's copy, so its next update_cfs_group() read pulls
+    // the line over: at least one stale read, and never more than there were writes (a copy
+    // goes stale only through another CPU's write).
+    let w = grouped_pair_tg_stats([2, 4]);
+    assert!(w.tg_read_misses >= 1, "no stale read with two writers ({} writes)", w.tg_updates);
+    assert!(w.tg_read_misses <= w.tg_updates, "{} stale reads after {} writes", w.tg_read_misses, w.tg_updates);
+}
+
+#[test]
+fn the_first_read_after_a_write_holds_the_line_and_later_readers_share_it() {
+    use wakesim_model::data::SharedLine;
+    let mut line = SharedLine::owned_by(0);
+    // CPU 1 writes at t=100: 50 ns transfer, the line is busy until 150.
+    assert_eq!(line.take(1, 100, 50, 0), 50);
+    // The first read (at 120) waits 30 ns for the write and holds the line for its own 40 ns
+    // transfer, downgrading the writer's copy: busy until 190.
+    assert_eq!(line.read(120, 40), 70);
+    assert_eq!(line.free_at, 190);
+    // The next reader waits for that downgrade only, then shares the line without holding it.
+    assert_eq!(line.read(130, 40), 100);
+    assert_eq!(line.read(200, 40), 40);
+    assert_eq!((line.read_misses, line.read_wait, line.free_at), (3, 90, 190));
+    // The writer is still the owner; the next write invalidates the copies and holds the line.
+    assert_eq!(line.owner, 1);
+    assert_eq!(line.take(2, 200, 50, 0), 50);
+    assert!(!line.shared);
+    assert_eq!(line.version, 2);
 }
