@@ -350,3 +350,13 @@ fn an_8192_cpu_machine_file_loads_and_builds_domains_with_groups_shared_between_
     assert!(std::sync::Arc::ptr_eq(&a[0], &b[0]));
     assert_eq!(m.domains[1][2].groups[1].span.to_list_string(), "32-63,4128-4159");
 }
+
+#[test]
+fn the_sapphire_rapids_example_is_two_sockets_of_56_cores_with_smt_and_one_llc_each() {
+    // docs/accuracy.md compares it with Aaron Lu's "2sockets/112core/224cpu" box.
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/machines/spr-2s-224.toml");
+    let m = wakesim_machine::load_file(std::path::Path::new(path)).unwrap();
+    assert_eq!(m.nr_cpus(), 224);
+    assert_eq!(levels(&m, 0), lv(&[("SMT", 2), ("MC", 112), ("NUMA", 224)]));
+    assert_eq!(m.llc_size[223], 112);
+}
