@@ -167,8 +167,10 @@ pub struct WakeStats {
     pub tg_contended: u64,
     pub tg_wait: u64,
     /// Its reads (`update_cfs_group()`) that found the reader's copy stale, and their total
-    /// wait, ns.
+    /// wait, ns. Absent in files from before them: 0.
+    #[serde(default)]
     pub tg_read_misses: u64,
+    #[serde(default)]
     pub tg_read_wait: u64,
     /// Datagrams dropped at a full receive buffer (`UDP_MIB_RCVBUFERRORS`).
     pub dgram_drops: u64,

@@ -115,3 +115,15 @@ fn wake_and_newidle_stats_add() {
         ["SMT", "MC", "NUMA"]
     );
 }
+
+#[test]
+fn wake_counters_from_a_file_written_before_the_tg_read_side_read_as_zero() {
+    // A compare or report directory from an older version has no stale-read counters.
+    let mut v = serde_json::to_value(WakeStats::default()).unwrap();
+    let m = v.as_object_mut().unwrap();
+    m.remove("tg_read_misses");
+    m.remove("tg_read_wait");
+    m.insert("tg_updates".into(), 7.into());
+    let w: WakeStats = serde_json::from_value(v).unwrap();
+    assert_eq!((w.tg_updates, w.tg_read_misses, w.tg_read_wait), (7, 0, 0));
+}
