@@ -168,7 +168,6 @@ impl Sim {
         let now = self.now();
         self.cpus[cpu].cfs.update_curr(&mut self.se, now);
         self.update_load_avg(cpu, p);
-        self.update_cfs_group(cpu, p);
         let v = self.se[p as usize].vruntime;
         // Only a sleep can be delayed: an exiting task (TASK_DEAD) is dequeued at once.
         let sleeping = self.tasks[p as usize].state == crate::state::TState::Sleeping;
@@ -181,6 +180,9 @@ impl Sim {
             self.waste_refresh(cpu);
             return;
         }
+        // dequeue_entities() walks up to the group's entity only for a real dequeue (a delayed
+        // one returns at the task's level): update_cfs_group() there.
+        self.update_cfs_group(cpu, p);
         let tick = self.t.tick_nsec() as i64;
         self.cpus[cpu].cfs.dequeue_curr(&mut self.se, tick);
         self.cpus[cpu].nr_running -= 1;
