@@ -54,30 +54,26 @@ impl Sim {
         self.cpus[cpu].tg_last_update = now;
         // The function's own work is CPU time; the line is held only for the atomic add, which
         // completes as the line arrives (its transfer).
-        self.charge(cpu, self.c.tg_load_update);
-        let mut line = self.tg_line;
-        self.line_rmw(cpu, &mut line, 0);
-        self.tg_line = line;
-        self.tg_seen[cpu] = line.version;
+        let transfer = self.c.line.get(self.m.dist(cpu, self.tg_line.line.owner as usize));
+        let cost = self.c.tg_load_update + self.tg_line.write(cpu, now, transfer, 0);
+        self.charge(cpu, cost);
     }
 
     /// `update_cfs_group()` for the group entity of a task of a task group on `cpu`:
     /// `calc_group_shares()` reads `tg->load_avg` (`atomic_long_read()`) at every enqueue,
     /// dequeue and tick of the group's tasks, where `update_tg_load_avg()` writes it only when
     /// the load moved. A CPU whose copy is still current reads it from its own cache; one that
-    /// another CPU's write has invalidated pulls it over (`SharedLine::read`) (Aaron Lu,
+    /// another CPU's write has invalidated pulls it over (`ReadMostlyLine::read`) (Aaron Lu,
     /// 2023: on a 2-socket Sapphire Rapids this read side took 13.75 % of cycles under
     /// postgres_sysbench and ~25 % under netperf UDP_RR, more than the write side; research
     /// §10.4). The group entity's new weight itself is not modelled: a benchmark's tasks are the
     /// only busy group, so it changes no pick. Charges `cpu`; returns nothing.
     pub(crate) fn update_cfs_group(&mut self, cpu: usize, p: TaskId) {
-        if !self.in_task_group(p) || self.tg_seen[cpu] == self.tg_line.version {
+        if !self.in_task_group(p) || self.tg_line.is_current(cpu) {
             return;
         }
-        self.tg_seen[cpu] = self.tg_line.version;
-        let transfer = self.c.line.get(self.m.dist(cpu, self.tg_line.owner as usize));
-        let now = self.now();
-        let cost = self.tg_line.read(now, transfer);
+        let transfer = self.c.line.get(self.m.dist(cpu, self.tg_line.line.owner as usize));
+        let cost = self.tg_line.read(cpu, self.now(), transfer);
         self.charge(cpu, cost);
     }
 

@@ -83,9 +83,9 @@ impl Sim {
             self.wake.shard_lock_contended += s.line.contended;
             self.wake.shard_lock_wait += s.line.wait;
         }
-        self.wake.tg_updates = self.tg_line.accesses;
-        self.wake.tg_contended = self.tg_line.contended;
-        self.wake.tg_wait = self.tg_line.wait;
+        self.wake.tg_updates = self.tg_line.line.accesses;
+        self.wake.tg_contended = self.tg_line.line.contended;
+        self.wake.tg_wait = self.tg_line.line.wait;
         self.wake.tg_read_misses = self.tg_line.read_misses;
         self.wake.tg_read_wait = self.tg_line.read_wait;
         let nr = self.nr_cpus();

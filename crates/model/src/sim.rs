@@ -5,7 +5,7 @@ use crate::exec::{Ev, Frame};
 use crate::cpuidle::GovernorKind;
 use crate::features::Features;
 use wakesim_machine::NoiseProfile;
-use crate::data::SharedLine;
+use crate::data::ReadMostlyLine;
 use crate::state::*;
 use crate::tunables::{nice_to_weight, Tunables};
 use wakesim_costs::CostProfile;
@@ -67,9 +67,7 @@ pub struct Sim {
     pub rd_line_owner: u32,
     pub nohz: Nohz,
     /// The task group's `tg->load_avg` cache line.
-    pub tg_line: SharedLine,
-    /// Per CPU: the `tg_line` version its cache holds (`update_cfs_group`).
-    pub tg_seen: Vec<u64>,
+    pub tg_line: ReadMostlyLine,
     /// Per CPU, message memory written so far (`lines::read_msgs`' reuse distance).
     pub msg_written: Vec<u64>,
     // statistics
@@ -301,8 +299,7 @@ impl Sim {
             rd_overloaded: false,
             rd_line_owner: 0,
             nohz: Nohz::default(),
-            tg_line: SharedLine::default(),
-            tg_seen: vec![0; n],
+            tg_line: ReadMostlyLine::new(n),
             msg_written: vec![0; n],
             sched: vec![CpuSchedstat::default(); n],
             dstat,

@@ -16,14 +16,6 @@ pub struct SharedLine {
     pub accesses: u64,
     pub contended: u64,
     pub wait: Time,
-    /// Writes so far: a CPU whose copy was read at an older version holds a stale copy.
-    pub version: u64,
-    /// Whether a read has fetched the line since its last write: it is shared, and further
-    /// readers get copies without holding it.
-    pub shared: bool,
-    /// Reads that missed (the reader's copy was stale) and their total wait.
-    pub read_misses: u64,
-    pub read_wait: Time,
 }
 
 impl SharedLine {
@@ -47,26 +39,64 @@ impl SharedLine {
         let done = start + transfer + hold;
         self.free_at = done;
         self.owner = cpu;
-        self.version += 1;
-        self.shared = false;
         done - now
     }
+}
 
-    /// A read at `now` by a CPU whose copy is stale, pulling the line for `transfer` ns: it
+/// A line every CPU reads and some write (`tg->load_avg`): a [`SharedLine`] for the writes,
+/// plus which version of it each CPU's cache holds, so that a read from a current copy is free.
+#[derive(Clone, Debug, Default)]
+pub struct ReadMostlyLine {
+    pub line: SharedLine,
+    /// Writes so far, and per CPU the version its copy holds.
+    pub version: u64,
+    pub seen: Vec<u64>,
+    /// Whether a read has fetched the line since its last write: it is shared, and further
+    /// readers get copies without holding it.
+    pub shared: bool,
+    /// Reads that missed (the reader's copy was stale) and their total wait.
+    pub read_misses: u64,
+    pub read_wait: Time,
+}
+
+impl ReadMostlyLine {
+    /// A line on a machine of `cpus` CPUs, no copy of it stale.
+    pub fn new(cpus: usize) -> ReadMostlyLine {
+        ReadMostlyLine { seen: vec![0; cpus], ..Default::default() }
+    }
+
+    /// Whether `cpu`'s copy is current (no other CPU wrote since it last read or wrote).
+    #[inline]
+    pub fn is_current(&self, cpu: usize) -> bool {
+        self.seen[cpu] == self.version
+    }
+
+    /// `cpu` writes the line ([`SharedLine::take`]): every other CPU's copy goes stale.
+    #[inline]
+    pub fn write(&mut self, cpu: usize, now: Time, transfer: Time, hold: Time) -> Time {
+        let cost = self.line.take(cpu as u32, now, transfer, hold);
+        self.version += 1;
+        self.seen[cpu] = self.version;
+        self.shared = false;
+        cost
+    }
+
+    /// A read at `now` by `cpu`, whose copy is stale, pulling the line for `transfer` ns: it
     /// waits for the writes already queued on the line (each holds it exclusively). The first
     /// read after a write also holds it for its transfer (the writer's modified copy is snooped
     /// and downgraded to shared, a transaction the line's home serialises with the writes);
     /// later readers get shared copies side by side without holding it. Returns the CPU time it
     /// costs the reader from `now` (wait + transfer). Charges nothing.
     #[inline]
-    pub fn read(&mut self, now: Time, transfer: Time) -> Time {
-        let start = now.max(self.free_at);
+    pub fn read(&mut self, cpu: usize, now: Time, transfer: Time) -> Time {
+        self.seen[cpu] = self.version;
+        let start = now.max(self.line.free_at);
         self.read_misses += 1;
         self.read_wait += start - now;
         let done = start + transfer;
         if !self.shared {
             self.shared = true;
-            self.free_at = done;
+            self.line.free_at = done;
         }
         done - now
     }

@@ -15,7 +15,7 @@ pub mod shared_runq;
 pub mod sis_filter;
 pub mod spinlock;
 
-pub use line::SharedLine;
+pub use line::{ReadMostlyLine, SharedLine};
 pub use shared_runq::SharedRunq;
 pub use sis_filter::{SisFilter, SisFilterCpu};
 pub use spinlock::SpinLock;

@@ -167,21 +167,23 @@ fn a_group_on_two_cpus_pulls_tg_load_avg_back_after_the_other_cpus_writes() {
 
 #[test]
 fn the_first_read_after_a_write_holds_the_line_and_later_readers_share_it() {
-    use wakesim_model::data::SharedLine;
-    let mut line = SharedLine::owned_by(0);
-    // CPU 1 writes at t=100: 50 ns transfer, the line is busy until 150.
-    assert_eq!(line.take(1, 100, 50, 0), 50);
-    // The first read (at 120) waits 30 ns for the write and holds the line for its own 40 ns
-    // transfer, downgrading the writer's copy: busy until 190.
-    assert_eq!(line.read(120, 40), 70);
-    assert_eq!(line.free_at, 190);
+    use wakesim_model::data::ReadMostlyLine;
+    let mut l = ReadMostlyLine::new(4);
+    // CPU 1 writes at t=100: 50 ns transfer, the line is busy until 150; only CPU 1 is current.
+    assert_eq!(l.write(1, 100, 50, 0), 50);
+    assert!(l.is_current(1) && !l.is_current(2));
+    // The first read (CPU 2 at 120) waits 30 ns for the write and holds the line for its own
+    // 40 ns transfer, downgrading the writer's copy: busy until 190.
+    assert_eq!(l.read(2, 120, 40), 70);
+    assert_eq!(l.line.free_at, 190);
+    assert!(l.is_current(2));
     // The next reader waits for that downgrade only, then shares the line without holding it.
-    assert_eq!(line.read(130, 40), 100);
-    assert_eq!(line.read(200, 40), 40);
-    assert_eq!((line.read_misses, line.read_wait, line.free_at), (3, 90, 190));
+    assert_eq!(l.read(3, 130, 40), 100);
+    assert_eq!(l.read(0, 200, 40), 40);
+    assert_eq!((l.read_misses, l.read_wait, l.line.free_at), (3, 90, 190));
     // The writer is still the owner; the next write invalidates the copies and holds the line.
-    assert_eq!(line.owner, 1);
-    assert_eq!(line.take(2, 200, 50, 0), 50);
-    assert!(!line.shared);
-    assert_eq!(line.version, 2);
+    assert_eq!(l.line.owner, 1);
+    assert_eq!(l.write(2, 200, 50, 0), 50);
+    assert!(!l.shared && !l.is_current(3));
+    assert_eq!(l.version, 2);
 }
