@@ -435,12 +435,12 @@ pub const MARK_WAKE_DONE: u32 = 2;
 /// pinned to `a` and `b` waking each other `rounds` times through futexes 0 and 1. Reports
 /// [`mean_wake_latency`].
 pub fn wake_workload(a: usize, b: usize, rounds: u64) -> Workload {
-    wake_pingpong(a, b, rounds, Box::new(WakeReporter { call: false }))
+    wake_pingpong(a, b, rounds, Box::new(WakeReporter::LATENCY))
 }
 
 /// [`wake_workload`] reporting the waker's side instead: [`mean_wake_call`].
 pub fn wake_call_workload(a: usize, b: usize, rounds: u64) -> Workload {
-    wake_pingpong(a, b, rounds, Box::new(WakeReporter { call: true }))
+    wake_pingpong(a, b, rounds, Box::new(WakeReporter::CALL))
 }
 
 fn wake_pingpong(a: usize, b: usize, rounds: u64, reporter: Box<dyn Reporter>) -> Workload {
@@ -497,29 +497,29 @@ fn mean_gap(out: &Outcome, start: u32, end: u32, key: impl Fn(&MarkRecord) -> u3
     }
 }
 
-/// Reports [`mean_wake_latency`], or with `call` [`mean_wake_call`].
+/// Reports one mean of the wake ping-pong: its metric name, the line it prints, and the
+/// function that computes it.
 #[derive(Debug)]
 pub struct WakeReporter {
-    pub call: bool,
+    name: &'static str,
+    label: &'static str,
+    value: fn(&Outcome) -> f64,
 }
 
 impl WakeReporter {
-    fn value(&self, out: &Outcome) -> f64 {
-        if self.call {
-            mean_wake_call(out)
-        } else {
-            mean_wake_latency(out)
-        }
-    }
+    /// [`mean_wake_latency`].
+    pub const LATENCY: WakeReporter =
+        WakeReporter { name: "wake latency", label: "mean wake-to-run latency", value: mean_wake_latency };
+    /// [`mean_wake_call`].
+    pub const CALL: WakeReporter =
+        WakeReporter { name: "wake call", label: "mean futex_wake call of the waker", value: mean_wake_call };
 }
 
 impl Reporter for WakeReporter {
     fn render(&self, out: &Outcome) -> String {
-        let what = if self.call { "mean futex_wake call of the waker" } else { "mean wake-to-run latency" };
-        format!("{what}: {:.0} ns\n", self.value(out))
+        format!("{}: {:.0} ns\n", self.label, (self.value)(out))
     }
     fn metric(&self, out: &Outcome) -> Metric {
-        let name = if self.call { "wake call" } else { "wake latency" };
-        Metric { name: name.into(), unit: "ns".into(), value: self.value(out), higher_is_better: false }
+        Metric { name: self.name.into(), unit: "ns".into(), value: (self.value)(out), higher_is_better: false }
     }
 }
