@@ -15,6 +15,7 @@ type Set = fn(&mut CostProfile, u64);
 
 /// Top-level integer (ns) fields, in the order the writer emits them.
 const SCALARS: &[(&str, Get, Set)] = &[
+    ("line_mesh_offset", |p| p.line_mesh_offset, |p, v| p.line_mesh_offset = v),
     ("ipi_send", |p| p.ipi_send, |p, v| p.ipi_send = v),
     (
         "irq_entry_exit",

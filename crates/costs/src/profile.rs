@@ -65,6 +65,13 @@ pub struct CostProfile {
     pub name: String,
     /// Cache-line transfer (read of a line owned elsewhere / RFO), by distance.
     pub line: LineCosts,
+    /// A core's position on its die's mesh, ns: every core gets a fixed offset in
+    /// `-line_mesh_offset..=line_mesh_offset` that is added to each line transfer between it
+    /// and another core (`line` from `cluster` on), so a pair of cores far from the die's centre
+    /// pays up to twice this more than the `line` figure and a central pair as much less. 0: every
+    /// pair of one distance costs the same. The model's `mesh` module draws the offsets.
+    #[serde(default)]
+    pub line_mesh_offset: u64,
     /// IPI: sender's cost (ICR write + CSD queueing).
     pub ipi_send: u64,
     /// IPI: delivery latency from send to the target's interrupt entry, by distance.

@@ -293,7 +293,7 @@ impl Sim {
                         self.deactivate_queued(s, t);
                         self.tasks[t as usize].migrating = true;
                         self.set_task_cpu(t, d);
-                        let cost = self.c.migrate_task + self.c.line.get(self.m.dist(cpu, s));
+                        let cost = self.c.migrate_task + self.line_xfer(cpu, s);
                         self.busy(cpu, cost, fr(LbPhase::LockDest, src, t))
                     }
                 }
@@ -304,7 +304,7 @@ impl Sim {
             }
             LbPhase::AttachCost => {
                 // migrate_task already covers dequeue/enqueue and PELT detach/attach (costs crate).
-                let cost = self.c.wakeup_preempt + self.c.line.get(self.m.dist(cpu, d));
+                let cost = self.c.wakeup_preempt + self.line_xfer(cpu, d);
                 self.busy(cpu, cost, fr(LbPhase::Attach, src, task))
             }
             LbPhase::Attach => {

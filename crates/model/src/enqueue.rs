@@ -54,7 +54,7 @@ impl Sim {
         self.cpus[cpu].tg_last_update = now;
         // The function's own work is CPU time; the line is held only for the atomic add, which
         // completes as the line arrives (its transfer).
-        let transfer = self.c.line.get(self.m.dist(cpu, self.tg_line.line.owner as usize));
+        let transfer = self.line_xfer(cpu, self.tg_line.line.owner as usize);
         let cost = self.c.tg_load_update + self.tg_line.write(cpu, now, transfer, 0);
         self.charge(cpu, cost);
     }
@@ -72,7 +72,7 @@ impl Sim {
         if !self.in_task_group(p) || self.tg_line.is_current(cpu) {
             return;
         }
-        let transfer = self.c.line.get(self.m.dist(cpu, self.tg_line.line.owner as usize));
+        let transfer = self.line_xfer(cpu, self.tg_line.line.owner as usize);
         let cost = self.tg_line.read(cpu, self.now(), transfer);
         self.charge(cpu, cost);
     }
@@ -80,7 +80,7 @@ impl Sim {
     /// Writes `rd->overloaded` from `cpu`, paying the transfer of the root-domain line.
     pub(crate) fn write_rd_overloaded(&mut self, cpu: usize, v: bool) {
         let owner = std::mem::replace(&mut self.rd_line_owner, cpu as u32) as usize;
-        let cost = self.c.line.get(self.m.dist(cpu, owner));
+        let cost = self.line_xfer(cpu, owner);
         self.charge(cpu, cost);
         self.rd_overloaded = v;
     }

@@ -23,6 +23,7 @@
 //! | `syscalls` | `do_syscall_64`: the behaviour language's compute, pipes/sockets, futexes, sleeps, exit |
 //! | [`state`] | `task_struct` (`Task`), `struct sched_entity` (`Entity`), `struct rq` (`Cpu`), `sd_llc_shared` (`LlcShared`), `struct nohz`, pipes, futexes |
 //! | [`data`] | the data layer: plain state types with their own methods and no `Sim` (`SharedLine`, `SpinLock` = `raw_spinlock_t`, `SisFilter`, `SharedRunq`), used by `lines`, `locks`, `sis_filter`, `shared_runq` |
+//! | `mesh` | a core's place on its die's mesh: per-core offsets to its cache-line transfers (`Sim::line_xfer`) |
 //! | `locks` | rq locks as FIFO spinlocks with cache-line hand-off |
 //! | `lines` | shared cache lines and short locks: owner, transfer, serialised writers; a channel's lines and each message's (read on another CPU, or evicted) |
 //! | `pthread_mutex` | glibc's pthread mutex: user-space fast path, `futex_wait`/`futex_wake` when contended, no hand-off |
@@ -81,6 +82,7 @@ mod invariants;
 mod irq;
 mod jitter;
 mod lines;
+mod mesh;
 pub mod locks;
 mod newidle;
 pub mod noise;

@@ -41,7 +41,7 @@ impl Sim {
     /// `now + after` (wait + transfers + hold); returns nothing.
     pub(crate) fn lines_rmw(&mut self, cpu: usize, line: &mut SharedLine, n: u64, hold: Time, after: Time) {
         let now = self.now() + after;
-        let transfer = n * self.c.line.get(self.m.dist(cpu, line.owner as usize));
+        let transfer = n * self.line_xfer(cpu, line.owner as usize);
         let cost = line.take(cpu as u32, now, transfer, hold);
         self.charge(cpu, cost);
     }
@@ -86,7 +86,7 @@ impl Sim {
                     self.wake.msgs_cold += 1;
                     cost += chan.msg_cold;
                 } else if front.cpu as usize != cpu {
-                    cost += chan.msg_lines * self.c.line.get(self.m.dist(cpu, front.cpu as usize));
+                    cost += chan.msg_lines * crate::mesh::line_xfer(&self.m, &self.c, &self.mesh_off, cpu, front.cpu as usize);
                 }
             }
             front.read = true;

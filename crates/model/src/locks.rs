@@ -32,7 +32,7 @@ impl Sim {
         if let Some(from) = self.lock_mut(id).acquire_or_queue(cpu as u32) {
             // Uncontended: taken at once; the acquisition (plus the line transfer from the last
             // holder) is paid in the CPU's next step, while it holds the lock.
-            let cost = self.c.rq_lock + self.c.line.get(self.m.dist(from as usize, cpu));
+            let cost = self.c.rq_lock + self.line_xfer(from as usize, cpu);
             self.charge(cpu, cost);
             return Flow::Pop;
         }
@@ -57,7 +57,7 @@ impl Sim {
             let spin = now.saturating_sub(self.cpus[next].step_end);
             self.wake.rq_lock_spin += spin;
             self.cpus[next].busy_time += spin;
-            let cost = self.c.rq_lock + self.c.line.get(self.m.dist(cpu, next));
+            let cost = self.c.rq_lock + self.line_xfer(cpu, next);
             self.busy(next, cost, Frame::Lock { lock: id, granted: true });
         }
         let c = &mut self.cpus[cpu];

@@ -60,20 +60,29 @@ impl DistanceMasks {
         [local, core - local, cluster - core, llc - cluster, pkg_node - llc, all - pkg_node]
     }
 
-    /// `Σ line(dist(c, o))` over the CPUs `o` of `span`.
-    pub fn span_line_cost(&self, topo: &Topology, c: usize, span: &CpuSet, line: &LineCosts) -> Time {
+    /// `Σ line(dist(c, o))` over the CPUs `o` of `span`, with the mesh offsets of `c` and `o`
+    /// (`crate::mesh`) on every transfer between different cores, as `Sim::line_xfer` charges it.
+    pub fn span_line_cost(&self, topo: &Topology, c: usize, span: &CpuSet, line: &LineCosts, mesh: &[i32]) -> Time {
         let counts = self.counts(topo, c, span);
-        Dist::ALL.iter().map(|&d| counts[d.index()] * line.get(d)).sum()
+        let base: Time = Dist::ALL.iter().map(|&d| counts[d.index()] * line.get(d)).sum();
+        if mesh[c] == 0 && mesh.iter().all(|&o| o == 0) {
+            return base;
+        }
+        // The other cores of the span: c's offset once for each, plus each one's own.
+        let far = (counts[Dist::Cluster.index()..].iter().sum::<u64>()) as i64;
+        let own_core = span.weight_and(&topo.smt_mask[c]) as i64;
+        let theirs: i64 = span.iter().map(|o| mesh[o] as i64).sum::<i64>() - own_core * mesh[c] as i64;
+        (base as i64 + far * mesh[c] as i64 + theirs).max(0) as Time
     }
 }
 
 /// Per CPU, the cost of probing every CPU of its own LLC (`sis_probe` plus the line of each);
 /// `llc_span[l]` is the span of the model's LLC `l`, `llc_of[c]` the LLC of CPU `c`.
-pub(crate) fn own_llc_scan_costs(m: &Machine, masks: &DistanceMasks, llc_span: &[CpuSet], llc_of: &[u32], probe: Time, line: &LineCosts) -> Vec<Time> {
+pub(crate) fn own_llc_scan_costs(m: &Machine, masks: &DistanceMasks, llc_span: &[CpuSet], llc_of: &[u32], probe: Time, line: &LineCosts, mesh: &[i32]) -> Vec<Time> {
     (0..m.nr_cpus())
         .map(|c| {
             let span = &llc_span[llc_of[c] as usize];
-            span.weight() as u64 * probe + masks.span_line_cost(&m.topo, c, span, line)
+            span.weight() as u64 * probe + masks.span_line_cost(&m.topo, c, span, line, mesh)
         })
         .collect()
 }

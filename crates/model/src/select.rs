@@ -165,7 +165,7 @@ impl Sim {
                 if sd.has(SdFlags::WAKE_AFFINE) && sd.span.contains(prev) {
                     if cpu != prev {
                         // Reads of the remote prev rq's load line.
-                        cost += self.c.line.get(self.m.dist(cpu, prev));
+                        cost += self.line_xfer(cpu, prev);
                         new_cpu = self.wake_affine(level, p, waker, cpu, prev, sync);
                     }
                     break;

@@ -87,7 +87,7 @@ impl Sim {
             let s = (base + (home + k) % n) as usize;
             // Lockless peek: a read of the shard's line.
             let owner = self.shared_runq.shards[s].line.owner as usize;
-            let peek = self.c.line.get(self.m.dist(cpu, owner));
+            let peek = self.line_xfer(cpu, owner);
             self.charge(cpu, peek);
             if self.shared_runq.shards[s].tasks.is_empty() {
                 continue;
@@ -139,7 +139,7 @@ impl Sim {
                 self.deactivate_queued(s, task);
                 self.tasks[task as usize].migrating = true;
                 self.set_task_cpu(task, cpu);
-                let cost = self.c.migrate_task + self.c.line.get(self.m.dist(cpu, s));
+                let cost = self.c.migrate_task + self.line_xfer(cpu, s);
                 self.busy(cpu, cost, fr(SharedRunqPhase::Moved, task, src))
             }
             SharedRunqPhase::Moved => {

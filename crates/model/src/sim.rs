@@ -70,6 +70,8 @@ pub struct Sim {
     pub tg_line: ReadMostlyLine,
     /// Per CPU, message memory written so far (`lines::read_msgs`' reuse distance).
     pub msg_written: Vec<u64>,
+    /// Each CPU's mesh offset, ns (`crate::mesh`), added to its line transfers with other cores.
+    pub mesh_off: Vec<i32>,
     // statistics
     pub sched: Vec<CpuSchedstat>,
     pub dstat: Vec<Vec<DomainSchedstat>>,
@@ -149,6 +151,7 @@ impl Sim {
             cpus.push(Cpu::new(c as u32, c as TaskId, llc, &t, cfg.governor));
         }
         // Per-domain mutable state, with the precomputed cost of reading every rq in the span.
+        let mesh_off = crate::mesh::mesh_offsets(&m, cfg.costs.line_mesh_offset);
         let masks = crate::read_costs::DistanceMasks::new(&m.topo);
         let doms = (0..n)
             .map(|c| {
@@ -156,7 +159,7 @@ impl Sim {
                     .iter()
                     .map(|sd| DomState {
                         balance_interval_ms: sd.min_interval_ms as u64,
-                        scan_cost: masks.span_line_cost(&m.topo, c, &sd.span, &cfg.costs.line)
+                        scan_cost: masks.span_line_cost(&m.topo, c, &sd.span, &cfg.costs.line, &mesh_off)
                             + sd.span_weight as u64 * cfg.costs.lb_stats_per_cpu,
                         ..Default::default()
                     })
@@ -263,7 +266,7 @@ impl Sim {
         if !crate::read_costs::llc_spans_are_topology_llcs(&m, &masks, &llc_span, &llc_of) {
             return Err(format!("machine '{}': an LLC domain span is not one LLC of the topology", m.name));
         }
-        let llc_scan_own = crate::read_costs::own_llc_scan_costs(&m, &masks, &llc_span, &llc_of, cfg.costs.sis_probe, &cfg.costs.line);
+        let llc_scan_own = crate::read_costs::own_llc_scan_costs(&m, &masks, &llc_span, &llc_of, cfg.costs.sis_probe, &cfg.costs.line, &mesh_off);
         let shared_runq = crate::data::SharedRunq::new(&llc_cpus, n, tasks.len());
         // The shells the benchmark and its server daemons were started from: CPU 0 on the quiet
         // machine, drawn from the seed when background activity runs (a different run).
@@ -301,6 +304,7 @@ impl Sim {
             nohz: Nohz::default(),
             tg_line: ReadMostlyLine::new(n),
             msg_written: vec![0; n],
+            mesh_off,
             sched: vec![CpuSchedstat::default(); n],
             dstat,
             wake: WakeStats::default(),

@@ -16,7 +16,7 @@ impl Sim {
     /// Cost of probing CPU `c` from `from` (remote rq line read + probe work).
     #[inline]
     fn probe_cost(&self, from: usize, c: usize) -> Time {
-        self.c.sis_probe + self.c.line.get(self.m.dist(from, c))
+        self.c.sis_probe + self.line_xfer(from, c)
     }
 
     fn sis_done(&mut self, o: SisOutcome, cpu: usize, cost: Time) -> (usize, Time) {
@@ -49,7 +49,7 @@ impl Sim {
         let llc = self.cpus[target].llc as usize;
         let mut has_idle_core = false;
         if self.m.topo.smt_active() {
-            cost += self.c.line.get(self.m.dist(this, self.llcs[llc].line_owner as usize));
+            cost += self.line_xfer(this, self.llcs[llc].line_owner as usize);
             has_idle_core = self.llcs[llc].has_idle_cores;
             if !has_idle_core && self.m.share_cache(prev, target) {
                 // select_idle_smt(p, sd, prev)
@@ -147,7 +147,7 @@ impl Sim {
                 self.llcs[llc].has_idle_cores = false;
                 let owner = self.llcs[llc].line_owner as usize;
                 self.llcs[llc].line_owner = this as u32;
-                return (None, cost + self.c.line.get(self.m.dist(this, owner)));
+                return (None, cost + self.line_xfer(this, owner));
             }
             return (None, cost);
         }
@@ -203,7 +203,7 @@ impl Sim {
         if has_idle_core && found.is_none() {
             // The hint was wrong: clear it (a write to the LLC-shared line).
             self.llcs[llc].has_idle_cores = false;
-            cost += self.c.line.get(self.m.dist(this, self.llcs[llc].line_owner as usize));
+            cost += self.line_xfer(this, self.llcs[llc].line_owner as usize);
             self.llcs[llc].line_owner = this as u32;
             if let Some(c) = idle_cpu {
                 found = Some((c, SisOutcome::IdleCpu));
@@ -222,7 +222,7 @@ impl Sim {
             return self.llc_scan_own[this];
         }
         let cpus = &self.llc_cpus[llc];
-        cpus.len() as u64 * (self.c.sis_probe + self.c.line.get(self.m.dist(this, cpus[0] as usize)))
+        cpus.len() as u64 * (self.c.sis_probe + self.line_xfer(this, cpus[0] as usize))
     }
 
     /// `__update_idle_core()`: when `cpu` switches to idle and all its SMT siblings are idle,
@@ -238,7 +238,7 @@ impl Sim {
         let all = self.smt[cpu].iter().all(|&s| s as usize == cpu || self.available_idle(s as usize));
         if all {
             let owner = self.llcs[llc].line_owner as usize;
-            let c = self.c.line.get(self.m.dist(cpu, owner));
+            let c = self.line_xfer(cpu, owner);
             self.charge(cpu, c);
             self.llcs[llc].has_idle_cores = true;
             self.llcs[llc].line_owner = cpu as u32;
@@ -265,7 +265,7 @@ impl Sim {
         let llc = self.cpus[cpu].llc as usize;
         if self.llcs[llc].nr_idle_scan != nr {
             let owner = self.llcs[llc].line_owner as usize;
-            let c = self.c.line.get(self.m.dist(cpu, owner));
+            let c = self.line_xfer(cpu, owner);
             self.charge(cpu, c);
             self.llcs[llc].nr_idle_scan = nr;
             self.llcs[llc].line_owner = cpu as u32;

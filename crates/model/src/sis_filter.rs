@@ -32,7 +32,7 @@ impl Sim {
     /// the placement (`try_to_wake_up` busies the waker for `select_task_rq_fair()`'s cost).
     fn sis_mask_write(&mut self, this: usize, l: usize) -> Time {
         let now = self.now();
-        let transfer = self.c.line.get(self.m.dist(this, self.llcs[l].sis_filter.line.owner as usize));
+        let transfer = self.line_xfer(this, self.llcs[l].sis_filter.line.owner as usize);
         self.llcs[l].sis_filter.line.take(this as u32, now, transfer, 0)
     }
 
@@ -45,7 +45,7 @@ impl Sim {
         let allowed = &self.tasks[p as usize].allowed;
         let cpus = self.llcs[l].sis_filter.mask.and(allowed);
         // Reading the shared mask line.
-        let mut cost = self.c.line.get(self.m.dist(this, self.llcs[l].sis_filter.line.owner as usize));
+        let mut cost = self.line_xfer(this, self.llcs[l].sis_filter.line.owner as usize);
         let mut idle: Option<usize> = None;
         let mut found: Option<(usize, SisOutcome)> = None;
         let mut probes = 0u64;
@@ -60,7 +60,7 @@ impl Sim {
                 for i in 0..self.smt[c].len() {
                     let s = self.smt[c][i] as usize;
                     probes += 1;
-                    cost += self.c.sis_probe + self.c.line.get(self.m.dist(this, s));
+                    cost += self.c.sis_probe + self.line_xfer(this, s);
                     if !self.available_idle(s) {
                         all_idle = false;
                     } else if idle.is_none() && allowed.contains(s) {
@@ -76,7 +76,7 @@ impl Sim {
                 for i in 0..self.smt[c].len() {
                     let s = self.smt[c][i] as usize;
                     probes += 1;
-                    cost += self.c.sis_probe + self.c.line.get(self.m.dist(this, s));
+                    cost += self.c.sis_probe + self.line_xfer(this, s);
                     if allowed.contains(s) && self.available_idle(s) {
                         sib = Some(s);
                         break;
@@ -95,7 +95,7 @@ impl Sim {
                 }
             } else {
                 probes += 1;
-                cost += self.c.sis_probe + self.c.line.get(self.m.dist(this, c));
+                cost += self.c.sis_probe + self.line_xfer(this, c);
                 if self.available_idle(c) {
                     idle = Some(c);
                     break;

@@ -139,6 +139,11 @@ impl Sim {
         self.available_idle(cpu)
     }
 
+    /// What one cache-line transfer between `a` and `b` costs on this machine (`mesh::line_xfer`).
+    pub fn line_transfer(&self, a: usize, b: usize) -> Time {
+        self.line_xfer(a, b)
+    }
+
     /// Whether `cpu`'s idle task has TIF_POLLING_NRFLAG set (a flag write wakes it, no IPI).
     pub fn is_polling_idle(&self, cpu: usize) -> bool {
         self.is_polling(cpu)

@@ -105,7 +105,7 @@ impl Sim {
                 // Enqueue and preemption check under the (possibly remote) rq lock; the rq's
                 // lines are read/written from the waker's CPU.
                 let t = target as usize;
-                let line = self.c.line.get(self.m.dist(cpu, t));
+                let line = self.line_xfer(cpu, t);
                 if t != cpu {
                     self.wake.remote_enqueue += 1;
                 }
@@ -139,7 +139,7 @@ impl Sim {
                     if self.cpus[rq].curr != p {
                         self.wakeup_preempt(cpu, rq, p);
                     }
-                    let cost = self.c.wakeup_preempt + self.c.line.get(self.m.dist(cpu, rq));
+                    let cost = self.c.wakeup_preempt + self.line_xfer(cpu, rq);
                     return self.busy(cpu, cost, fr(TtwuPhase::RunnableDone, target));
                 }
                 // It finished blocking meanwhile: drop the lock and take the full path.
@@ -186,7 +186,7 @@ impl Sim {
         let was_empty = c.csd.is_empty();
         c.csd.push_back(Csd::Ttwu(p));
         self.refresh_idle(target);
-        let line = self.c.line.get(self.m.dist(this, target));
+        let line = self.line_xfer(this, target);
         self.charge(this, line);
         if was_empty {
             self.send_call_function_single_ipi(this, target);
@@ -205,7 +205,7 @@ impl Sim {
         let c = &mut self.cpus[target];
         let was_empty = c.csd.is_empty();
         c.csd.push_back(Csd::Func { from: this as u32, waiter });
-        let line = self.c.line.get(self.m.dist(this, target));
+        let line = self.line_xfer(this, target);
         self.charge(this, self.c.wakelist_queue + line);
         if was_empty {
             self.send_call_function_single_ipi(this, target);
@@ -224,7 +224,7 @@ impl Sim {
             if *left > 0 {
                 return; // smp_call_function(): still waiting for other CPUs
             }
-            let line = self.c.line.get(self.m.dist(cpu, from));
+            let line = self.line_xfer(cpu, from);
             self.busy(from, line, Frame::Sys { phase: SysPhase::Done });
         }
     }
@@ -255,7 +255,7 @@ impl Sim {
         self.cpus[target].need_resched = true;
         self.wake.poll_wakes += 1;
         trace_ev!(self, TraceEvent::PollWake { cpu: this as u32, to: target as u32 });
-        let lat = self.c.line.get(self.m.dist(this, target));
+        let lat = self.line_xfer(this, target);
         self.charge(this, lat);
         self.q.push(self.now() + lat, Ev::PollWake { cpu: target as u32 });
     }

@@ -114,7 +114,7 @@ impl Sim {
             task.cpu_locks_held.push(l);
             task.cpu_lock_step = CpuLockStep::Check(l);
             // The successful cmpxchg takes the line exclusive on this CPU.
-            task.compute_left = before + self.c.line.get(self.m.dist(from, cpu)).max(1);
+            task.compute_left = before + crate::mesh::line_xfer(&self.m, &self.c, &self.mesh_off, from, cpu).max(1);
             return self.start_user(cpu);
         }
         if task.cpu_lock_step != CpuLockStep::Spin(l) {
@@ -155,7 +155,7 @@ impl Sim {
                 self.start_user(sc);
             }
         }
-        self.c.line.get(self.m.dist(from, cpu))
+        self.line_xfer(from, cpu)
     }
 
     /// Whether `t`, back in user space in the middle of a spin, must re-try at once because

@@ -63,6 +63,7 @@ pub(crate) fn generic() -> CostProfile {
             cross_llc: 110,  // [EST] cross LLC 80–150 ns, midpoint ≈ 110 (Zen3 85–135 ns, KCORES)
             cross_node: 200, // cross socket 108–304 ns (nviennot and KCORES core-to-core-latency), ≈ midpoint
         },
+        line_mesh_offset: 0, // every pair of one distance the same (test machines)
         // x2APIC ICR write + CSD queueing. V. Pallipadi ("[RFC] Extend mwait idle to optimize
         // away IPIs", LKML 2012-02-06): a flag write instead of the IPI cut the sender's
         // smp_call_function_single() from ~1600 to ~1200 cycles (Westmere, same socket):
