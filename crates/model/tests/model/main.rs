@@ -13,6 +13,7 @@ mod fork;
 mod futex;
 mod idle_scan;
 mod invariants;
+mod mesh;
 mod newidle;
 mod noise;
 mod nohz;
