@@ -157,18 +157,26 @@ impl Sim {
     /// `nohz_csd_func()` (v6.6): only balances if the CPU is idle *and* NEED_RESCHED is clear, so
     /// a kick delivered by a flag write to a polling CPU (which sets NEED_RESCHED) is skipped —
     /// the behaviour Vincent Guittot pointed out in 2024 (research §5.3, §11.5).
+    /// With ILB_POLLING_FIX (v6.13) `idle_cpu()` alone decides.
     pub(crate) fn nohz_csd_func(&mut self, cpu: usize) {
-        if self.available_idle(cpu) && !self.cpus[cpu].need_resched {
+        if self.available_idle(cpu) && (self.f.ILB_POLLING_FIX || !self.cpus[cpu].need_resched) {
             self.cpus[cpu].nohz_balance_pending = true;
             self.cpus[cpu].softirq_pending = true;
         }
     }
 
     /// `_nohz_idle_balance()`: balance on behalf of every NOHZ-idle CPU whose balance is due,
-    /// starting after this CPU and ending with it; stop if this CPU got work.
+    /// starting after this CPU and ending with it; stop if this CPU got work: NEED_RESCHED
+    /// (which a polling CPU's kick sets too), or with ILB_POLLING_FIX (v6.13) only NEED_RESCHED
+    /// on a CPU that is no longer idle (`!idle_cpu(this_cpu) && need_resched()`).
     pub(crate) fn _nohz_idle_balance(&mut self, cpu: usize, next: u32) -> Flow {
         let n = self.nr_cpus() as u32;
-        if self.cpus[cpu].need_resched || self.cpus[cpu].nr_running > 0 {
+        let got_work = if self.f.ILB_POLLING_FIX {
+            !self.available_idle(cpu) && self.cpus[cpu].need_resched
+        } else {
+            self.cpus[cpu].need_resched
+        };
+        if got_work || self.cpus[cpu].nr_running > 0 {
             return Flow::Pop;
         }
         let j = self.jiffies();

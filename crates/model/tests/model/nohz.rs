@@ -1,7 +1,7 @@
 //! NOHZ idle balancing: the busy CPU's tick kicks an idle CPU (kick_ilb) to balance on behalf
 //! of every tickless idle CPU; v6.6's nohz_csd_func() drops the balance when the kick arrived
-//! by a flag write (need_resched() set) (kernel/sched/fair.c: nohz_balancer_kick(), kick_ilb();
-//! kernel/sched/core.c: nohz_csd_func()).
+//! by a flag write (need_resched() set), until the v6.13 fix (ILB_POLLING_FIX)
+//! (kernel/sched/fair.c: nohz_balancer_kick(), kick_ilb(); kernel/sched/core.c: nohz_csd_func()).
 
 use crate::common::*;
 use wakesim_engine::{MSEC, USEC};
@@ -48,7 +48,20 @@ fn v6_6_polling_ilb_kick_is_dropped_by_nohz_csd_func() {
 }
 
 #[test]
+fn with_the_v6_13_fix_a_polling_cpu_balances_for_the_idle_cpus_it_was_kicked_for() {
+    // nohz_csd_func() tests idle_cpu() only, and _nohz_idle_balance() stops only when this CPU
+    // is no longer idle, so the NEED_RESCHED of the flag write no longer drops the balance.
+    let mut f = v6_6();
+    f.apply("+ILB_POLLING_FIX").unwrap();
+    let mut s = sim("test-smt2", f, &two_hogs(), 1);
+    s.step_until(30 * MSEC);
+    assert!(s.wake.poll_wakes >= 5, "kicks by flag write: {}", s.wake.poll_wakes);
+    assert_eq!(s.wake.ipis_sent, 0);
+    let others: u64 = (3..8).map(|c| s.dstat[c].iter().map(|d| d.lb_count[IDLE]).sum::<u64>()).sum();
+    assert!(others > 0, "CPUs 3–7 were balanced by the ILB");
+}
 
+#[test]
 fn a_cpu_woken_only_to_handle_an_ipi_stays_nohz_idle_and_not_busy() {
     let wl = workload(vec![pinned(task("hog", vec![compute(50 * MSEC), Op::Exit]), &[0])], 0, 0);
     let mut s = sim_with("test-smt2", &wl, 1, non_polling_idle);
