@@ -201,7 +201,7 @@ pub const KERNELS: &[KernelProfile] = &[
     },
     KernelProfile {
         name: "v6.12",
-        summary: "EEVDF; SM_IDLE idle re-entry fast path (3dcac251b066); delayed dequeue (152e11f6df29)",
+        summary: "EEVDF; SM_IDLE idle re-entry fast path (3dcac251b066); delayed dequeue (152e11f6df29); as released: the 6.12.y stable series adds ILB_POLLING_FIX",
         set: &[("TG_LOAD_RATELIMIT", true), ("SM_IDLE", true), ("DELAY_DEQUEUE", true), ("DELAY_ZERO", true)],
     },
 ];
