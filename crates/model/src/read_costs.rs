@@ -62,23 +62,24 @@ impl DistanceMasks {
 
     /// `Σ line(dist(c, o))` over the CPUs `o` of `span`, with the mesh offsets of `c` and `o`
     /// (`crate::mesh`) on every transfer between different cores, as `Sim::line_xfer` charges it.
-    pub fn span_line_cost(&self, topo: &Topology, c: usize, span: &CpuSet, line: &LineCosts, mesh: &[i32]) -> Time {
+    pub fn span_line_cost(&self, topo: &Topology, c: usize, span: &CpuSet, line: &LineCosts, mesh: &mut MeshSums) -> Time {
         let counts = self.counts(topo, c, span);
         let base: Time = Dist::ALL.iter().map(|&d| counts[d.index()] * line.get(d)).sum();
-        if mesh[c] == 0 && mesh.iter().all(|&o| o == 0) {
+        if mesh.zero {
             return base;
         }
         // The other cores of the span: c's offset once for each, plus each one's own.
+        let off_c = mesh.off[c] as i64;
         let far = (counts[Dist::Cluster.index()..].iter().sum::<u64>()) as i64;
         let own_core = span.weight_and(&topo.smt_mask[c]) as i64;
-        let theirs: i64 = span.iter().map(|o| mesh[o] as i64).sum::<i64>() - own_core * mesh[c] as i64;
-        (base as i64 + far * mesh[c] as i64 + theirs).max(0) as Time
+        let theirs = mesh.span_sum(span) - own_core * off_c;
+        (base as i64 + far * off_c + theirs).max(0) as Time
     }
 }
 
 /// Per CPU, the cost of probing every CPU of its own LLC (`sis_probe` plus the line of each);
 /// `llc_span[l]` is the span of the model's LLC `l`, `llc_of[c]` the LLC of CPU `c`.
-pub(crate) fn own_llc_scan_costs(m: &Machine, masks: &DistanceMasks, llc_span: &[CpuSet], llc_of: &[u32], probe: Time, line: &LineCosts, mesh: &[i32]) -> Vec<Time> {
+pub(crate) fn own_llc_scan_costs(m: &Machine, masks: &DistanceMasks, llc_span: &[CpuSet], llc_of: &[u32], probe: Time, line: &LineCosts, mesh: &mut MeshSums) -> Vec<Time> {
     (0..m.nr_cpus())
         .map(|c| {
             let span = &llc_span[llc_of[c] as usize];
@@ -96,4 +97,31 @@ pub(crate) fn llc_spans_are_topology_llcs(m: &Machine, masks: &DistanceMasks, ll
         None => false,
     };
     llc_span.iter().all(whole_llc) && (0..m.nr_cpus()).all(|c| llc_span[llc_of[c] as usize].contains(c))
+}
+
+/// The mesh offsets (`crate::mesh`) with the sum over each span asked for, computed once per
+/// distinct span: every CPU of a domain asks for the same one, and setup stays linear in the
+/// number of CPUs for each distinct span.
+pub struct MeshSums<'a> {
+    off: &'a [i32],
+    /// Every offset is 0 (the profile has no mesh): spans cost what their distances say.
+    zero: bool,
+    seen: std::collections::HashMap<(usize, usize), Vec<(CpuSet, i64)>>,
+}
+
+impl<'a> MeshSums<'a> {
+    pub fn new(off: &'a [i32]) -> Self {
+        MeshSums { off, zero: off.iter().all(|&o| o == 0), seen: Default::default() }
+    }
+
+    fn span_sum(&mut self, span: &CpuSet) -> i64 {
+        let key = (span.first().unwrap_or(0), span.weight());
+        let known = self.seen.entry(key).or_default();
+        if let Some((_, sum)) = known.iter().find(|(s, _)| s == span) {
+            return *sum;
+        }
+        let sum = span.iter().map(|o| self.off[o] as i64).sum();
+        known.push((span.clone(), sum));
+        sum
+    }
 }

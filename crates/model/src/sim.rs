@@ -70,7 +70,8 @@ pub struct Sim {
     pub tg_line: ReadMostlyLine,
     /// Per CPU, message memory written so far (`lines::read_msgs`' reuse distance).
     pub msg_written: Vec<u64>,
-    /// Each CPU's mesh offset, ns (`crate::mesh`), added to its line transfers with other cores.
+    /// Each CPU's mesh offset, ns (`crate::mesh`), added to its line transfers with other cores;
+    /// empty on a uniform die.
     pub mesh_off: Vec<i32>,
     // statistics
     pub sched: Vec<CpuSchedstat>,
@@ -153,13 +154,14 @@ impl Sim {
         // Per-domain mutable state, with the precomputed cost of reading every rq in the span.
         let mesh_off = crate::mesh::mesh_offsets(&m, cfg.costs.line_mesh_offset);
         let masks = crate::read_costs::DistanceMasks::new(&m.topo);
+        let mut mesh_sums = crate::read_costs::MeshSums::new(&mesh_off);
         let doms = (0..n)
             .map(|c| {
                 m.domains[c]
                     .iter()
                     .map(|sd| DomState {
                         balance_interval_ms: sd.min_interval_ms as u64,
-                        scan_cost: masks.span_line_cost(&m.topo, c, &sd.span, &cfg.costs.line, &mesh_off)
+                        scan_cost: masks.span_line_cost(&m.topo, c, &sd.span, &cfg.costs.line, &mut mesh_sums)
                             + sd.span_weight as u64 * cfg.costs.lb_stats_per_cpu,
                         ..Default::default()
                     })
@@ -266,7 +268,7 @@ impl Sim {
         if !crate::read_costs::llc_spans_are_topology_llcs(&m, &masks, &llc_span, &llc_of) {
             return Err(format!("machine '{}': an LLC domain span is not one LLC of the topology", m.name));
         }
-        let llc_scan_own = crate::read_costs::own_llc_scan_costs(&m, &masks, &llc_span, &llc_of, cfg.costs.sis_probe, &cfg.costs.line, &mesh_off);
+        let llc_scan_own = crate::read_costs::own_llc_scan_costs(&m, &masks, &llc_span, &llc_of, cfg.costs.sis_probe, &cfg.costs.line, &mut mesh_sums);
         let shared_runq = crate::data::SharedRunq::new(&llc_cpus, n, tasks.len());
         // The shells the benchmark and its server daemons were started from: CPU 0 on the quiet
         // machine, drawn from the seed when background activity runs (a different run).
