@@ -17,12 +17,11 @@ fn ping_pong(a: usize, b: usize) -> Workload {
 }
 
 fn elapsed(a: usize, b: usize, mesh: Option<u64>) -> Time {
-    let mut s = sim_with("xeon-8269cy", &ping_pong(a, b), 1, |cfg| {
+    let s = sim_with("xeon-8269cy", &ping_pong(a, b), 1, |cfg| {
         if let Some(m) = mesh {
             cfg.costs.line_mesh_offset = m;
         }
     });
-    s.boot();
     let r = s.run();
     assert!(!r.outcome.capped, "the ping-pong finishes");
     r.outcome.end_time
