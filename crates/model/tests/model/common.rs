@@ -62,6 +62,16 @@ pub fn ping_pong(pairs: u32, loops: u64) -> Workload {
     Workload { name: "ping-pong".into(), tasks, channels, futexes: 0, reporter: Box::new(Elapsed), duration: None }
 }
 
+/// Two processes (different `mm`) pinned to `a` and `b`, ping-ponging one byte through two
+/// pipes for `rounds` round trips.
+pub fn pinned_ping_pong(a: usize, b: usize, rounds: u64) -> Workload {
+    let first = looped(rounds, vec![Op::Send { chan: 0, bytes: 1 }, Op::Recv { chan: 1, bytes: 1 }]);
+    let second = looped(rounds, vec![Op::Recv { chan: 0, bytes: 1 }, Op::Send { chan: 1, bytes: 1 }]);
+    let process = |name: &str, prog, cpu: usize, mm| TaskSpec { mm, ..pinned(task(name, prog), &[cpu]) };
+    let tasks = vec![process("a", first, a, 1), process("b", second, b, 2)];
+    Workload { name: "pipe ping-pong".into(), tasks, channels: vec![pipe("ab"), pipe("ba")], futexes: 0, reporter: Box::new(Elapsed), duration: None }
+}
+
 /// Tasks that compute `work` in `chunks` pieces separated by `sleep`.
 pub fn sleepers(n: u32, chunks: u64, work: Time, sleep: Time) -> Workload {
     let tasks = (0..n)

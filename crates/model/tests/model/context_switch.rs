@@ -4,17 +4,12 @@
 //! two processes taking turns on one CPU pay it at every switch.
 use crate::common::*;
 use wakesim_engine::Time;
-use wakesim_workloads::{Op, TaskSpec, Workload};
+use wakesim_workloads::Workload;
 
 const ROUNDS: u64 = 1_000;
 
-/// Two processes (different `mm`) pinned to `a` and `b`, ping-ponging one byte through two pipes.
 fn ping_pong(a: usize, b: usize) -> Workload {
-    let first = looped(ROUNDS, vec![Op::Send { chan: 0, bytes: 1 }, Op::Recv { chan: 1, bytes: 1 }]);
-    let second = looped(ROUNDS, vec![Op::Recv { chan: 0, bytes: 1 }, Op::Send { chan: 1, bytes: 1 }]);
-    let process = |name: &str, prog, cpu: usize, mm| TaskSpec { mm, ..pinned(task(name, prog), &[cpu]) };
-    let tasks = vec![process("a", first, a, 1), process("b", second, b, 2)];
-    Workload { name: "pipe ping-pong".into(), tasks, channels: vec![pipe("ab"), pipe("ba")], futexes: 0, reporter: Box::new(Elapsed), duration: None }
+    pinned_ping_pong(a, b, ROUNDS)
 }
 
 fn elapsed(wl: &Workload, mm_switch: u64) -> Time {
