@@ -137,7 +137,7 @@ features! {
     NEWIDLE_SKIP_IPI(Kind::Patch("https://lore.kernel.org/lkml/20240119084548.2788-1-kprateek.nayak@amd.com/")) = false,
     /// schedule_idle() returns at once when nothing is runnable (SM_IDLE, v6.12, 3dcac251b066).
     SM_IDLE(VERSION) = false,
-    /// An idle-load-balance kick that a polling CPU gets as a flag write (NEED_RESCHED set) still balances: nohz_csd_func() and _nohz_idle_balance() test idle_cpu() instead of need_resched() (K Prateek Nayak, merged for v6.13 and taken into the stable series; Fixes: b2a02fc43a1f; lore 20241119054432.6405-2/-3-kprateek.nayak@amd.com).
+    /// An idle-load-balance kick that a polling CPU gets as a flag write (NEED_RESCHED set) still balances: nohz_csd_func() and _nohz_idle_balance() test idle_cpu() instead of need_resched() (K Prateek Nayak, v6.13: ea9cffc0a154 and ff47a0acfcce, both Fixes: b2a02fc43a1f and taken into the stable series).
     ILB_POLLING_FIX(VERSION) = false,
     /// Abel Wu's SIS filter (2022; v5 "Introduce SIS_FILTER", renamed SIS_CORE in v6): the idle scan walks a per-LLC mask of idle cores.
     SIS_FILTER(Kind::Patch("https://lore.kernel.org/lkml/20220909055304.25171-6-wuyun.abel@bytedance.com/")) = false,

@@ -89,7 +89,7 @@ mod tests {
             assert_eq!(cpus.iter().map(|&c| off[c]).min(), Some(-3));
             assert_eq!(cpus.iter().map(|&c| off[c]).max(), Some(3));
             for &c in &cpus {
-                for &s in m.topo.smt_mask[c].iter().collect::<Vec<_>>().iter() {
+                for s in m.topo.smt_mask[c].iter() {
                     assert_eq!(off[s], off[c], "siblings {c} and {s}");
                 }
             }

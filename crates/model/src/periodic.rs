@@ -157,7 +157,7 @@ impl Sim {
     /// `nohz_csd_func()` (v6.6): only balances if the CPU is idle *and* NEED_RESCHED is clear, so
     /// a kick delivered by a flag write to a polling CPU (which sets NEED_RESCHED) is skipped —
     /// the behaviour Vincent Guittot pointed out in 2024 (research §5.3, §11.5).
-    /// With ILB_POLLING_FIX (v6.13) `idle_cpu()` alone decides.
+    /// With ILB_POLLING_FIX (v6.13, ea9cffc0a154) `idle_cpu()` alone decides.
     pub(crate) fn nohz_csd_func(&mut self, cpu: usize) {
         if self.available_idle(cpu) && (self.f.ILB_POLLING_FIX || !self.cpus[cpu].need_resched) {
             self.cpus[cpu].nohz_balance_pending = true;
@@ -167,7 +167,7 @@ impl Sim {
 
     /// `_nohz_idle_balance()`: balance on behalf of every NOHZ-idle CPU whose balance is due,
     /// starting after this CPU and ending with it; stop if this CPU got work: NEED_RESCHED
-    /// (which a polling CPU's kick sets too), or with ILB_POLLING_FIX (v6.13) only NEED_RESCHED
+    /// (which a polling CPU's kick sets too), or with ILB_POLLING_FIX (v6.13, ff47a0acfcce) only NEED_RESCHED
     /// on a CPU that is no longer idle (`!idle_cpu(this_cpu) && need_resched()`).
     pub(crate) fn _nohz_idle_balance(&mut self, cpu: usize, next: u32) -> Flow {
         let n = self.nr_cpus() as u32;

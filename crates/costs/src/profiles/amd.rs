@@ -57,6 +57,9 @@ pub(crate) fn zen3() -> CostProfile {
             // A second Milan agrees: EPYC 7R13, same CCX 20–26 ns, cross-CCX 90–115 ns; a 7453
             // host shows 218–225 ns cross-CCD (nviennot/core-to-core-latency results/, issue #125).
         },
+        // No per-core mesh offsets: the 7R13's same-CCX pairs in the same results/ do not fit
+        // base + one figure per core (R² 0.15; Cascade Lake's fit 0.97, see `skx`).
+        line_mesh_offset: 0,
         idle_states: epyc_idle_states(),
         poll_limit: EPYC_POLL_LIMIT,
         migration_penalty: x86_migration_penalty(ZEN_LLC_REFILL),

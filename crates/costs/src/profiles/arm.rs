@@ -19,6 +19,10 @@ pub(crate) fn altra() -> CostProfile {
             cross_llc: 158,  // Altra other cores in the socket median 158 ns (KCORES)
             cross_node: 300, // [EST] 2S not measured; ~2× the in-socket figure, like Zen3's 304 ns
         },
+        // No per-core mesh offsets: no per-pair matrix of the Altra was found (KCORES gives
+        // medians). Graviton2, also N1 on a CMN-600 mesh, fits base + one figure per core only
+        // partly (R² 0.70, sd 2.7 ns; nviennot/core-to-core-latency results/).
+        line_mesh_offset: 0,
         ipi_send: 200, // [EST] GICv3 ICC_SGI1R_EL1 system-register write, like x2APIC ICR
         ipi_delivery: LineCosts {
             local: 0,         // [EST] no self-IPI on the wakeup path

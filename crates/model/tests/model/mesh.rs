@@ -22,35 +22,23 @@ fn elapsed(a: usize, b: usize, mesh: Option<u64>) -> Time {
     r.outcome.end_time
 }
 
-/// Two CPUs of socket 0 on different cores whose transfers cost `want` more (or less) than the
-/// profile's same-LLC figure: the die's most outlying (or most central) pair.
+/// Every pair of CPUs on different cores of one LLC.
+fn llc_pairs(s: &wakesim_model::Sim) -> Vec<(usize, usize)> {
+    let n = s.nr_cpus();
+    (0..n).flat_map(|a| (a + 1..n).map(move |b| (a, b))).filter(|&(a, b)| s.m.dist(a, b) == wakesim_machine::Dist::Llc).collect()
+}
+
+/// The pair whose transfers cost most above (`sign` 1) or below (−1) the profile's same-LLC
+/// figure: the die's most outlying or most central pair.
 fn pair(s: &wakesim_model::Sim, sign: i64) -> (usize, usize) {
-    let socket0: Vec<usize> = (0..52).collect();
-    let mut best = (0, 1, 0i64);
-    for &a in &socket0 {
-        for &b in &socket0 {
-            if a < b && s.m.dist(a, b) == wakesim_machine::Dist::Llc {
-                let d = sign * (s.line_transfer(a, b) as i64 - s.c.line.llc as i64);
-                if d > best.2 {
-                    best = (a, b, d);
-                }
-            }
-        }
-    }
-    (best.0, best.1)
+    let extra = |&(a, b): &(usize, usize)| sign * (s.line_transfer(a, b) as i64 - s.c.line.llc as i64);
+    llc_pairs(s).into_iter().max_by_key(extra).expect("a machine with an LLC of several cores")
 }
 
 #[test]
 fn same_llc_pairs_spread_as_the_published_cascade_lake_matrices() {
     let s = sim("xeon-8269cy", v6_6(), &ping_pong(0, 1), 1);
-    let mut lat = Vec::new();
-    for a in 0..52 {
-        for b in a + 1..52 {
-            if s.m.dist(a, b) == wakesim_machine::Dist::Llc {
-                lat.push(s.line_transfer(a, b) as f64);
-            }
-        }
-    }
+    let lat: Vec<f64> = llc_pairs(&s).into_iter().map(|(a, b)| s.line_transfer(a, b) as f64).collect();
     let n = lat.len() as f64;
     let mean = lat.iter().sum::<f64>() / n;
     let cv = (lat.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n).sqrt() / mean;
