@@ -7,9 +7,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// The binary under test (built by cargo in the same profile as the tests).
+/// The binary under test: the one cargo built in the same profile as the tests, or another build
+/// of the same source named by `WAKESIM_BIN` (scripts/build-pgo checks its binary this way
+/// against the golden corpus).
 pub fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_wakesim")
+    static BIN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    BIN.get_or_init(|| std::env::var("WAKESIM_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_wakesim").to_string()))
 }
 
 /// Run `wakesim ARGS` with no stdin, in `cwd` if given, and wait for it.
