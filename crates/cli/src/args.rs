@@ -436,4 +436,8 @@ pub struct BenchArgs {
     /// Simulated seconds per scenario.
     #[arg(long, default_value_t = 0.02, allow_negative_numbers = true)]
     pub seconds: f64,
+    /// Background activity, as `run --noise` takes it (`server`, `none`, a file). Default `none`,
+    /// so that builds compare on the same work; `server` measures what the background costs.
+    #[arg(long, default_value = "none")]
+    pub noise: String,
 }

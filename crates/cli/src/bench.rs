@@ -1,6 +1,7 @@
 //! `wakesim bench`: the engine's own benchmark. Two reference scenarios — the 104-CPU and the
 //! 512-CPU machine saturated with pipe ping-pong pairs — report simulated events per second and
 //! simulated time per wall second, plus peak memory. Numbers, not pass/fail: they go in docs/engine-speed.md.
+//! They run without background activity unless `--noise` names a profile.
 
 use crate::args::BenchArgs;
 use crate::UserError;
@@ -60,6 +61,7 @@ pub fn bench(a: BenchArgs) -> Result<(), UserError> {
     if chosen.is_empty() {
         return Err(UserError(format!("unknown scenario '{}' (known: 104, 512, 512x4096, 768, all)", a.scenario)));
     }
+    let noise = wakesim_machine::NoiseProfile::lookup(&a.noise).map_err(UserError)?;
     crate::outln!("{:<9} {:<12} {:>6} {:>6} {:>12} {:>14} {:>16} {:>10}", "scenario", "machine", "cpus", "tasks", "events", "events/s", "sim-s/wall-s", "wall-s");
     for (name, machine, pairs) in chosen {
         let m = wakesim_machine::lookup(machine)?;
@@ -67,7 +69,7 @@ pub fn bench(a: BenchArgs) -> Result<(), UserError> {
         let n = m.nr_cpus();
         let wl = wakesim_workloads::from_toml_str(&ping_pong_pairs(*pairs, n), "bench")?;
         let governor = m.cpuidle_governor;
-        let cfg = Config { machine: m, costs, features: Features::base(), seed: 1, duration_cap: (a.seconds * SEC as f64) as u64, noise: wakesim_model::NoiseProfile::none(), governor, task_groups: wakesim_model::TaskGroups::Root };
+        let cfg = Config { machine: m, costs, features: Features::base(), seed: 1, duration_cap: (a.seconds * SEC as f64) as u64, noise: noise.clone(), governor, task_groups: wakesim_model::TaskGroups::Root };
         let sim = Sim::new(cfg, &wl).map_err(UserError)?;
         let t0 = Instant::now();
         let r = sim.run();

@@ -187,6 +187,17 @@ fn bench_reports_events_per_second() {
 }
 
 #[test]
+fn bench_with_the_server_background_runs_its_tasks_too_and_a_bad_profile_is_one_line() {
+    let events = |noise: &str| -> u64 {
+        let out = ok(&["bench", "--scenario", "104", "--seconds", "0.002", "--noise", noise]);
+        out.lines().nth(1).unwrap().split_whitespace().nth(4).unwrap().parse().unwrap()
+    };
+    // The background's interrupts and kworkers take CPU time from the pairs: another run.
+    assert_ne!(events("server"), events("none"));
+    rejects(&["bench", "--scenario", "104", "--noise", "no-such-profile"], &["no-such-profile"]);
+}
+
+#[test]
 fn help_and_version_exit_zero() {
     let help = ok(&["--help"]);
     for cmd in ["run", "machines", "workloads", "features", "kernels", "bench"] {
