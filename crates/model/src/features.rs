@@ -139,6 +139,8 @@ features! {
     SM_IDLE(VERSION) = false,
     /// An idle-load-balance kick that a polling CPU gets as a flag write (NEED_RESCHED set) still balances: nohz_csd_func() and _nohz_idle_balance() test idle_cpu() instead of need_resched() (K Prateek Nayak, v6.13: ea9cffc0a154 and ff47a0acfcce, both Fixes: b2a02fc43a1f and taken into the stable series).
     ILB_POLLING_FIX(VERSION) = false,
+    /// A newidle level that pulls nothing records 1.5x its max_newidle_lb_cost as its cost (capped at sysctl_sched_migration_cost + 200 ns), so the avg_idle check stops later balances sooner (Chris Mason, v6.17 155213a2aed4, for schbench on large machines; reverted by d206fbad9328 after database regressions, and in the stable series).
+    NEWIDLE_COST_BUMP(Kind::Patch("https://lore.kernel.org/all/20250626144017.1510594-2-clm@fb.com/")) = false,
     /// Abel Wu's SIS filter (2022; v5 "Introduce SIS_FILTER", renamed SIS_CORE in v6): the idle scan walks a per-LLC mask of idle cores.
     SIS_FILTER(Kind::Patch("https://lore.kernel.org/lkml/20220909055304.25171-6-wuyun.abel@bytedance.com/")) = false,
     /// David Vernet's shared runqueue (2023, v3): an LLC-wide sharded FIFO pulled from before newidle.

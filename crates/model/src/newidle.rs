@@ -42,13 +42,16 @@ pub enum NewidlePhase {
 }
 
 impl Sim {
-    /// `update_newidle_cost()`: returns whether the max decayed.
+    /// `update_newidle_cost()`: returns whether the max decayed. With NEWIDLE_COST_BUMP a new max
+    /// is capped at `sysctl_sched_migration_cost` + 200 ns (155213a2aed4: "we don't want things
+    /// to grow out of control").
     pub(crate) fn update_newidle_cost(&mut self, cpu: usize, level: usize, cost: Time) -> bool {
         let j = self.jiffies();
         let hz = self.t.hz;
+        let cap = if self.f.NEWIDLE_COST_BUMP { self.t.migration_cost + 200 } else { Time::MAX };
         let d = &mut self.doms[cpu][level];
         if cost > d.max_newidle_lb_cost {
-            d.max_newidle_lb_cost = cost;
+            d.max_newidle_lb_cost = cost.min(cap);
             d.last_decay_max_lb_cost = j;
         } else if j > d.last_decay_max_lb_cost + hz {
             d.max_newidle_lb_cost = d.max_newidle_lb_cost * 253 / 256;
@@ -153,12 +156,15 @@ impl Sim {
             NewidlePhase::LevelDone => {
                 let l = level as usize;
                 let c = self.now() - tl;
-                self.update_newidle_cost(cpu, l, c);
+                let moved = self.cpus[cpu].lb_moved > 0;
+                // NEWIDLE_COST_BUMP: "Failing newidle means it is not effective; bump the cost so
+                // we end up doing less of it" (155213a2aed4). The walk's own sum keeps the real cost.
+                let recorded = if self.f.NEWIDLE_COST_BUMP && !moved { self.doms[cpu][l].max_newidle_lb_cost * 3 / 2 } else { c };
+                self.update_newidle_cost(cpu, l, recorded);
                 if let Some(s) = self.newidle.levels.get_mut(l) {
                     s.calls += 1;
                     s.cost += c;
                 }
-                let moved = self.cpus[cpu].lb_moved > 0;
                 if moved {
                     if let Some(s) = self.newidle.levels.get_mut(l) {
                         s.pulled += 1;

@@ -101,6 +101,33 @@ fn newidle_without_anything_to_pull_visits_every_level_and_records_their_cost() 
 }
 
 #[test]
+fn a_failed_newidle_level_bumps_its_cost_by_half_capped_at_migration_cost_with_newidle_cost_bump() {
+    // Nothing movable (the hogs are pinned to CPU 4), so every level fails. Start the levels at
+    // 10, 20 and 400 µs: within CPU 7's 1 ms avg_idle budget, and above what test-2x4's levels
+    // really take, so without the bump the maxes stay where they were.
+    let start = [10 * USEC, 20 * USEC, 400 * USEC];
+    for bump in [false, true] {
+        let mut f = v6_6();
+        f.NEWIDLE_COST_BUMP = bump;
+        let mut s = sim("test-2x4", f, &workload(scene(&[4], 0), 0, 1), 1);
+        let p = block_t(&mut s, |s| {
+            for (l, c) in start.iter().enumerate() {
+                s.doms[7][l].max_newidle_lb_cost = *c;
+            }
+        });
+        assert_eq!((p.visited, p.gained), ([1, 1, 1], [0, 0, 0]));
+        let costs: Vec<Time> = (0..LEVELS).map(|l| s.max_newidle_lb_cost(7, l)).collect();
+        if bump {
+            // 155213a2aed4: domain_cost = 3/2 · max on failure; the max is capped at
+            // sysctl_sched_migration_cost (500 µs) + 200 ns.
+            assert_eq!(costs, vec![15 * USEC, 30 * USEC, 500 * USEC + 200]);
+        } else {
+            assert_eq!(costs, start.to_vec(), "the real costs are below the maxes");
+        }
+    }
+}
+
+#[test]
 fn newidle_is_skipped_when_avg_idle_is_below_the_lowest_domain_cost() {
     for gate in [true, false] {
         let mut f = v6_6();
