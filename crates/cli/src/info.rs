@@ -68,8 +68,9 @@ pub fn features() -> Result<(), UserError> {
 pub fn kernels() -> Result<(), UserError> {
     // The profiles are written as changes to the v6.6 base.
     let base = Features::base();
+    let w = KERNELS.iter().map(|k| k.name.len()).max().unwrap_or(0);
     for k in KERNELS {
-        crate::outln!("{:<6}  {}", k.name, k.summary);
+        crate::outln!("{:<w$}  {}", k.name, k.summary);
         let f = Features::for_kernel(k.name).expect("built-in profile");
         let diff: Vec<String> = Features::ALL
             .iter()
@@ -77,7 +78,7 @@ pub fn kernels() -> Result<(), UserError> {
             .map(|(n, _)| format!("{}{n}", if f.get(n) == Some(true) { "+" } else { "-" }))
             .collect();
         if !diff.is_empty() {
-            crate::outln!("        vs v6.6: {}", diff.join(","));
+            crate::outln!("{:w$}  vs v6.6: {}", "", diff.join(","));
         }
     }
     Ok(())

@@ -163,7 +163,7 @@ pub struct KernelProfile {
 }
 
 /// The newest profile: the command line's default.
-pub const NEWEST_KERNEL: &str = "v6.12";
+pub const NEWEST_KERNEL: &str = "v6.12.y";
 
 /// The profiles, oldest first. Sources: the mainline commits named in the summaries and in the
 /// features' descriptions (`kernel/sched/core.c`, `fair.c`, `features.h` at each version);
@@ -205,6 +205,21 @@ pub const KERNELS: &[KernelProfile] = &[
         name: "v6.12",
         summary: "EEVDF; SM_IDLE idle re-entry fast path (3dcac251b066); delayed dequeue (152e11f6df29); as released: the 6.12.y stable series adds ILB_POLLING_FIX",
         set: &[("TG_LOAD_RATELIMIT", true), ("SM_IDLE", true), ("DELAY_DEQUEUE", true), ("DELAY_ZERO", true)],
+    },
+    // The 6.12 long-term series is what distributions ship (Debian 13's kernel is 6.12.y), so
+    // it is the default rather than 6.12.0 with its known idle-load-balance bug. Only the
+    // stable fixes the model has a mechanism for are here; 6.12.5 took ea9cffc0a154 and
+    // ff47a0acfcce (the 6.12.5-rc review series).
+    KernelProfile {
+        name: "v6.12.y",
+        summary: "the 6.12 long-term series as distributions ship it: v6.12 with the stable fixes the model has, ILB_POLLING_FIX (6.12.5)",
+        set: &[
+            ("TG_LOAD_RATELIMIT", true),
+            ("SM_IDLE", true),
+            ("DELAY_DEQUEUE", true),
+            ("DELAY_ZERO", true),
+            ("ILB_POLLING_FIX", true),
+        ],
     },
 ];
 
