@@ -336,6 +336,48 @@ mod tests {
         assert_eq!(got, want);
     }
 
+    /// Fuzzed against a plain list ordered by (time, push order): slots superseding each
+    /// other, heap entries, and many equal times (the slot tree's tie rule).
+    #[test]
+    fn random_pushes_and_pops_follow_time_then_push_order() {
+        for seed in 0..40 {
+            let mut rng = crate::rng::RngStream::new(seed, 1, 0);
+            let n = 1 + rng.below(70) as usize;
+            let mut q = EventQueue::with_slots(n);
+            // (time, seq, slot or usize::MAX, id)
+            let mut live: Vec<(Time, u64, usize, u32)> = Vec::new();
+            let (mut seq, mut id) = (0u64, 0u32);
+            for _ in 0..3000 {
+                let now = q.now();
+                if rng.below(3) == 0 {
+                    let want = live.iter().copied().min_by_key(|e| (e.0, e.1));
+                    let got = q.pop();
+                    match want {
+                        Some(w) => {
+                            live.retain(|e| e.1 != w.1);
+                            assert_eq!(got, Some((w.0, w.3)), "seed {seed}");
+                        }
+                        None => break,
+                    }
+                    continue;
+                }
+                // Few distinct times, so that ties are common.
+                let t = now + rng.below(4) * 5;
+                if rng.below(2) == 0 {
+                    let s = rng.below(n as u64) as usize;
+                    live.retain(|e| e.2 != s);
+                    live.push((t, seq, s, id));
+                    q.push_slot(s, t, id);
+                } else {
+                    live.push((t, seq, usize::MAX, id));
+                    q.push(t, id);
+                }
+                seq += 1;
+                id += 1;
+            }
+        }
+    }
+
     #[test]
     fn clock_advances_with_pops() {
         let mut q = EventQueue::new();
