@@ -15,6 +15,12 @@
 //!   which would send `cpulist=8 offset=8` to CPU 0.
 //! * `single=0`: `smp_call_function()` to every other CPU (`CallFuncAll`); the IPI count is
 //!   calls × (CPUs − 1), and each thread prints `ipistorm: CPU -> all`.
+//! * `delay=0` sleeps not at all. Upstream calls `usleep_range(0, 1)` even then: an hrtimer
+//!   whose hard expiry is 1 µs away, so the thread blocks and its CPU idles once per call. With
+//!   that sleep the model's call takes 4.4 µs on epyc-9754 and the target's idle path is off the
+//!   critical path: SM_IDLE and NEWIDLE_SKIP_IPI both come to 1.00× (published 0.25–0.90× and
+//!   0.55×), which only back-to-back calls can show. So the numipi version the posts measured
+//!   evidently calls back to back, and `delay > 0` is when the model sleeps.
 //!
 //! The module has no fixed output (vmstat's interrupt rate, or a stopwatch). wakesim prints the
 //! module's `pr_info` line per thread, then `Elapsed: X.XXXXXX s` (first thread start to last
