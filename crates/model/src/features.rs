@@ -209,7 +209,7 @@ pub const KERNELS: &[KernelProfile] = &[
     // The 6.12 long-term series is what distributions ship (Debian 13's kernel is 6.12.y), so
     // it is the default rather than 6.12.0 with its known idle-load-balance bug. Only the
     // stable fixes the model has a mechanism for are here; 6.12.5 took ea9cffc0a154 and
-    // ff47a0acfcce (the 6.12.5-rc review series).
+    // ff47a0acfcce (the 6.12.5-rc review series). The rest repeats v6.12 (a test keeps them equal).
     KernelProfile {
         name: "v6.12.y",
         summary: "the 6.12 long-term series as distributions ship it: v6.12 with the stable fixes the model has, ILB_POLLING_FIX (6.12.5)",
@@ -293,6 +293,15 @@ mod tests {
         for k in KERNELS {
             Features::for_kernel(k.name).unwrap().check().unwrap();
         }
+    }
+
+    #[test]
+    fn the_stable_series_profile_is_its_release_with_only_the_stable_fixes() {
+        // v6.12.y repeats v6.12's settings: they must not drift apart.
+        let mut released = Features::for_kernel("v6.12").unwrap();
+        released.ILB_POLLING_FIX = true;
+        assert_eq!(Features::for_kernel("v6.12.y").unwrap(), released);
+        assert!(!Features::for_kernel("v6.12").unwrap().ILB_POLLING_FIX);
     }
 
     #[test]
