@@ -143,6 +143,8 @@ features! {
     NEWIDLE_COST_BUMP(Kind::Patch("https://lore.kernel.org/all/20250626144017.1510594-2-clm@fb.com/")) = false,
     /// Abel Wu's SIS filter (2022; v5 "Introduce SIS_FILTER", renamed SIS_CORE in v6): the idle scan walks a per-LLC mask of idle cores.
     SIS_FILTER(Kind::Patch("https://lore.kernel.org/lkml/20220909055304.25171-6-wuyun.abel@bytedance.com/")) = false,
+    /// SIS_UTIL's scan depth of zero does not stop select_idle_cpu() while has_idle_cores is set: the scan for an idle core runs on an overloaded LLC (Abel Wu, 2022, v5 1/5 "Ignore SIS_UTIL when has idle core", part of the SIS_FILTER series; not merged).
+    SIS_UTIL_IDLE_CORE(Kind::Patch("https://lore.kernel.org/lkml/20220909055304.25171-2-wuyun.abel@bytedance.com/")) = false,
     /// David Vernet's shared runqueue (2023, v3): an LLC-wide sharded FIFO pulled from before newidle.
     SHARED_RUNQ(Kind::Patch("https://lore.kernel.org/all/20230809221218.163894-1-void@manifault.com/")) = false,
     /// SHARED_RUNQ v4 fixes: pull after the newidle gates, cost accounted, LLC levels skipped.

@@ -80,7 +80,8 @@ impl Sim {
         let llc = self.cpus[target].llc as usize;
         let mut nr: i64 = i64::MAX;
         let cost: Time = 0;
-        if self.f.SIS_UTIL {
+        // SIS_UTIL_IDLE_CORE: `if (sched_feat(SIS_UTIL) && !has_idle_core)` (v5 1/5).
+        if self.f.SIS_UTIL && !(self.f.SIS_UTIL_IDLE_CORE && has_idle_core) {
             nr = self.llcs[llc].nr_idle_scan as i64 + 1;
             if nr == 1 {
                 return (None, cost);

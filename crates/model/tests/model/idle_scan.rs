@@ -154,6 +154,26 @@ fn sis_util_zero_depth_scans_nothing_even_with_an_idle_cpu() {
 }
 
 #[test]
+fn sis_util_idle_core_scans_for_an_idle_core_at_zero_depth() {
+    // Hogs on every CPU but core 3 ({3, 7}): an idle core, seen from target 0 after 1 and 2.
+    let (mut s, r) = state(&[0, 1, 2, 4, 5, 6], 5);
+    assert!(s.is_available_idle(3) && s.is_available_idle(7));
+    s.llcs[0].nr_idle_scan = 0;
+    s.llcs[0].has_idle_cores = true;
+    assert_eq!(s.select_idle_sibling_for(0, r, 5, 0).0, 0, "v6.0: SIS_UTIL's zero depth returns before the scan");
+    s.llcs[0].has_idle_cores = true;
+    s.f.SIS_UTIL_IDLE_CORE = true;
+    let sc0 = s.wake.sis_scans;
+    assert_eq!(s.select_idle_sibling_for(0, r, 5, 0).0, 3, "the idle core is found although the depth is zero");
+    assert_eq!(s.wake.sis_scans, sc0 + 1);
+    // Without the hint the zero depth still stops the scan.
+    s.llcs[0].has_idle_cores = false;
+    let sc1 = s.wake.sis_scans;
+    assert_eq!(s.select_idle_sibling_for(0, r, 5, 0).0, 0);
+    assert_eq!(s.wake.sis_scans, sc1, "no scan without has_idle_cores");
+}
+
+#[test]
 fn nr_idle_scan_follows_the_kernel_formula_on_a_16_cpu_llc() {
     // update_idle_cpu_scan() (kernel/sched/fair.c) worked through: w = 16, imbalance_pct = 117: x = 512 → nr = 10; x ≥ 848
     // (≈83 %) → nr = 0. epyc-7763's LLC (a CCX) is 8 cores × 2 threads.
