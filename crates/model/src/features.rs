@@ -145,6 +145,12 @@ features! {
     SIS_FILTER(Kind::Patch("https://lore.kernel.org/lkml/20220909055304.25171-6-wuyun.abel@bytedance.com/")) = false,
     /// SIS_UTIL's scan depth of zero does not stop select_idle_cpu() while has_idle_cores is set: the scan for an idle core runs on an overloaded LLC (Abel Wu, 2022, v5 1/5 "Ignore SIS_UTIL when has idle core", part of the SIS_FILTER series; not merged).
     SIS_UTIL_IDLE_CORE(Kind::Patch("https://lore.kernel.org/lkml/20220909055304.25171-2-wuyun.abel@bytedance.com/")) = false,
+    /// At SIS_UTIL's zero depth the scan for an idle core visits at most two cores, and a scan cut short by its depth falls through to the hint's update instead of returning (Abel Wu, 2022, v5 2/5 "Limited scan for idle cores when overloaded"; replaces 1/5's condition; not merged).
+    SIS_IDLE_CORE_LIMIT(Kind::Patch("https://lore.kernel.org/lkml/20220909055304.25171-3-wuyun.abel@bytedance.com/")) = false,
+    /// __update_idle_core() leaves the LLC's hint alone while a wakeup is pending on this CPU (Abel Wu, 2022, v5 3/5 "Skip core update if task pending"; not merged).
+    SIS_IDLE_CORE_PENDING(Kind::Patch("https://lore.kernel.org/lkml/20220909055304.25171-4-wuyun.abel@bytedance.com/")) = false,
+    /// has_idle_cores becomes an LLC state (has idle cores / has idle CPUs / fully busy): a scan that finds no idle CPU marks the LLC busy, select_idle_cpu() skips a busy LLC, and a CPU entering idle clears it; with SIS_FILTER the busy mark also empties the filter (Abel Wu, 2022, v5 4/5 "Skip SIS domain scan if fully busy" and 5/5; not merged).
+    SIS_LLC_BUSY(Kind::Patch("https://lore.kernel.org/lkml/20220909055304.25171-5-wuyun.abel@bytedance.com/")) = false,
     /// David Vernet's shared runqueue (2023, v3): an LLC-wide sharded FIFO pulled from before newidle.
     SHARED_RUNQ(Kind::Patch("https://lore.kernel.org/all/20230809221218.163894-1-void@manifault.com/")) = false,
     /// SHARED_RUNQ v4 fixes: pull after the newidle gates, cost accounted, LLC levels skipped.

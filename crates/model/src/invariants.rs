@@ -20,6 +20,8 @@ impl Sim {
         for (l, llc) in self.llcs.iter().enumerate() {
             let n = self.llc_cpus[l].iter().filter(|&&c| self.cpus[c as usize].avail_idle).count() as u32;
             invariant!(llc.nr_avail_idle == n, "llc {l}: idle count {} != {n}", llc.nr_avail_idle);
+            // SIS_LLC_BUSY's enum sd_state: one state at a time.
+            invariant!(!(llc.has_idle_cores && llc.is_busy), "llc {l}: has idle cores and fully busy at once");
         }
     }
 

@@ -223,7 +223,8 @@ impl Sim {
         if is_idle {
             self.sched[cpu].sched_goidle += 1;
             self.update_idle_core(cpu);
-            if self.f.SIS_FILTER {
+            if self.f.SIS_FILTER && !self.f.SIS_LLC_BUSY {
+                // v6's hook; the v5 filter (with SIS_LLC_BUSY) is updated in __update_idle_core().
                 self.sis_filter_idle_enter(cpu);
             }
         }

@@ -131,6 +131,7 @@ impl Sim {
                     sis_filter: crate::data::SisFilter::new(span.clone(), id),
                     span,
                     has_idle_cores: false,
+                    is_busy: false,
                     nr_idle_scan: w,
                     nr_busy_cpus: 0,
                     nr_avail_idle: w,

@@ -80,8 +80,22 @@ impl Sim {
         let llc = self.cpus[target].llc as usize;
         let mut nr: i64 = i64::MAX;
         let cost: Time = 0;
-        // SIS_UTIL_IDLE_CORE: `if (sched_feat(SIS_UTIL) && !has_idle_core)` (v5 1/5).
-        if self.f.SIS_UTIL && !(self.f.SIS_UTIL_IDLE_CORE && has_idle_core) {
+        // SIS_LLC_BUSY: `if (!test_idle_cpus(target)) return -1;` (v5 4/5).
+        if self.f.SIS_LLC_BUSY && self.llcs[llc].is_busy {
+            return (None, cost);
+        }
+        if self.f.SIS_IDLE_CORE_LIMIT {
+            // v5 2/5: a speculative scan of two cores at zero depth while the hint is set.
+            if self.f.SIS_UTIL {
+                nr = self.llcs[llc].nr_idle_scan as i64 + 1;
+                if has_idle_core {
+                    nr = if nr > 1 { i64::MAX } else { 3 };
+                } else if nr == 1 {
+                    return (None, cost);
+                }
+            }
+        } else if self.f.SIS_UTIL && !(self.f.SIS_UTIL_IDLE_CORE && has_idle_core) {
+            // SIS_UTIL_IDLE_CORE: `if (sched_feat(SIS_UTIL) && !has_idle_core)` (v5 1/5).
             nr = self.llcs[llc].nr_idle_scan as i64 + 1;
             if nr == 1 {
                 return (None, cost);
@@ -89,6 +103,10 @@ impl Sim {
         }
         if self.f.SIS_FILTER {
             self.wake.sis_scans += 1;
+            if self.f.SIS_LLC_BUSY {
+                // v5 5/5: the series' filter, the same scan over the LLC's mask of idle CPUs.
+                return self.select_idle_cpu_filter_v5(this, p, has_idle_core, target, nr);
+            }
             return self.select_idle_cpu_filter(this, p, has_idle_core, target, nr);
         }
         let prop = self.f.SIS_PROP && !has_idle_core;
@@ -96,7 +114,7 @@ impl Sim {
             nr = self.sis_prop_depth(this, llc) as i64;
         }
         self.wake.sis_scans += 1;
-        let (found, cost) = self.select_idle_cpu_scan(this, p, has_idle_core, target, nr);
+        let (found, cost) = self.select_idle_cpu_scan(this, p, has_idle_core, target, nr, None);
         if prop {
             // Account the scan time against this CPU's idle budget and the LLC's average.
             let c = &mut self.cpus[this];
@@ -105,6 +123,29 @@ impl Sim {
             l.avg_scan_cost = (l.avg_scan_cost as i64 + (cost as i64 - l.avg_scan_cost as i64) / 8) as u64;
         }
         (found, cost)
+    }
+
+    /// The end of `select_idle_cpu()` after a scan that returned no idle core, `idle` the idle
+    /// CPU it found (if any): the hint's update, a write to the LLC-shared line. Without
+    /// SIS_LLC_BUSY: `if (has_idle_core) set_idle_cores(target, false)`. With it (v5 4/5):
+    /// `if (idle_cpu == -1) clear_idle_cpus(target); else if (has_idle_core) set_idle_cores(target, 0)`.
+    fn select_idle_cpu_end(&mut self, this: usize, llc: usize, has_idle_core: bool, idle: bool) -> Time {
+        let busy = self.f.SIS_LLC_BUSY && !idle;
+        if !busy && !has_idle_core {
+            return 0;
+        }
+        let l = &mut self.llcs[llc];
+        l.has_idle_cores = false;
+        l.is_busy = busy;
+        let owner = l.line_owner as usize;
+        l.line_owner = this as u32;
+        let mut cost = self.line_xfer(this, owner);
+        if busy && self.f.SIS_FILTER && self.m.topo.smt_active() {
+            // v5 5/5 clear_idle_cpus(): filter_reset() empties the mask (and bumps its seq).
+            self.llcs[llc].sis_filter.mask = CpuSet::new();
+            cost += self.sis_mask_write(this, llc);
+        }
+        cost
     }
 
     /// SIS_PROP scan depth (v5.13–v6.6 form): the waker CPU's decayed `wake_avg_idle` spread over
@@ -125,18 +166,27 @@ impl Sim {
         }
     }
 
-    fn select_idle_cpu_scan(&mut self, this: usize, p: TaskId, has_idle_core: bool, target: usize, mut nr: i64) -> (Option<(usize, SisOutcome)>, Time) {
+    /// The scan loop of `select_idle_cpu()` over the LLC, or over `mask` (the v5 filter's CPUs).
+    /// With SIS_IDLE_CORE_LIMIT (v5 2/5) `if (!--nr) break;` heads every visit, idle-core scan
+    /// or not, and a scan cut short reaches the hint's update; without it only the CPU scan
+    /// counts down and returns -1 at zero.
+    pub(crate) fn select_idle_cpu_scan(&mut self, this: usize, p: TaskId, has_idle_core: bool, target: usize, mut nr: i64, mask: Option<CpuSet>) -> (Option<(usize, SisOutcome)>, Time) {
         let llc = self.cpus[target].llc as usize;
         let allowed = &self.tasks[p as usize].allowed;
         let mut cost: Time = 0;
         let n = self.llc_cpus[llc].len();
+        let limit = self.f.SIS_IDLE_CORE_LIMIT;
         // A task allowed on every CPU skips reading its mask (a line of its own, often cold).
         let all_allowed = self.tasks[p as usize].nr_cpus_allowed as usize == self.nr_cpus();
-        if self.llcs[llc].nr_avail_idle == 0 && (all_allowed || self.m.llc_span[target].is_subset_of(allowed)) {
+        if self.llcs[llc].nr_avail_idle == 0
+            && mask.is_none()
+            && !(limit && has_idle_core && nr < i64::MAX)
+            && (all_allowed || self.m.llc_span[target].is_subset_of(allowed))
+        {
             // No CPU of the LLC is idle: the scan probes as the loop below would and finds
             // nothing. Charge exactly those probes without walking them.
             let probes = if has_idle_core { n as u64 } else { (nr - 1).min(n as i64) as u64 };
-            let cost = if probes == n as u64 {
+            let mut cost = if probes == n as u64 {
                 self.scan_cost_full(this, llc)
             } else {
                 // The CPUs the loop would probe: the first `probes` after target, wrapping.
@@ -144,24 +194,31 @@ impl Sim {
                 (0..probes as usize).map(|k| self.probe_cost(this, self.llc_cpus[llc][(start + k) % n] as usize)).sum()
             };
             self.wake.sis_probes += probes;
-            if has_idle_core {
-                self.llcs[llc].has_idle_cores = false;
-                let owner = self.llcs[llc].line_owner as usize;
-                self.llcs[llc].line_owner = this as u32;
-                return (None, cost + self.line_xfer(this, owner));
+            // The loop ends without `return -1` for an idle-core scan, a CPU scan whose depth
+            // outlasts the LLC, and any scan cut short under SIS_IDLE_CORE_LIMIT.
+            if has_idle_core || limit || nr - 1 >= n as i64 {
+                cost += self.select_idle_cpu_end(this, llc, has_idle_core, false);
             }
             return (None, cost);
         }
         let mut idle_cpu: Option<usize> = None;
         let mut probes = 0u64;
         let mut found: Option<(usize, SisOutcome)> = None;
-        // for_each_cpu_wrap(cpu, cpus, target + 1) over the LLC's CPU list.
+        let mut returned = false; // `return -1` from inside the loop (depth exhausted)
+        // for_each_cpu_wrap(cpu, cpus, target + 1) over the LLC's CPU list, or the mask.
         let start = self.llc_cpus[llc].partition_point(|&c| (c as usize) <= target);
+        let from_llc = mask.is_none().then(|| (0..n).map(|k| self.llc_cpus[llc][(start + k) % n] as usize));
+        let from_mask = mask.as_ref().map(|m| m.iter_wrap(target + 1));
         let mut examined = CpuSet::new(); // cores already examined by select_idle_core
-        for k in 0..n {
-            let c = self.llc_cpus[llc][(start + k) % n] as usize;
+        for c in from_llc.into_iter().flatten().chain(from_mask.into_iter().flatten()) {
             if !allowed.contains(c) || examined.contains(c) {
                 continue;
+            }
+            if limit {
+                nr -= 1;
+                if nr <= 0 {
+                    break;
+                }
             }
             if has_idle_core {
                 // select_idle_core(): every sibling must be idle.
@@ -189,9 +246,12 @@ impl Sim {
                     examined.set(self.smt[c][i] as usize);
                 }
             } else {
-                nr -= 1;
-                if nr <= 0 {
-                    break;
+                if !limit {
+                    nr -= 1;
+                    if nr <= 0 {
+                        returned = true;
+                        break;
+                    }
                 }
                 probes += 1;
                 cost += self.probe_cost(this, c);
@@ -202,13 +262,13 @@ impl Sim {
             }
         }
         if has_idle_core && found.is_none() {
-            // The hint was wrong: clear it (a write to the LLC-shared line).
-            self.llcs[llc].has_idle_cores = false;
-            cost += self.line_xfer(this, self.llcs[llc].line_owner as usize);
-            self.llcs[llc].line_owner = this as u32;
             if let Some(c) = idle_cpu {
                 found = Some((c, SisOutcome::IdleCpu));
             }
+        }
+        // Past the loop (no idle core returned from it, no `return -1`): the hint's update.
+        if !returned && !matches!(found, Some((_, SisOutcome::IdleCore))) {
+            cost += self.select_idle_cpu_end(this, llc, has_idle_core, found.is_some());
         }
         self.wake.sis_probes += probes;
         if found.is_some() {
@@ -232,6 +292,13 @@ impl Sim {
         if !self.m.topo.smt_active() {
             return;
         }
+        // SIS_IDLE_CORE_PENDING: `if (rq->ttwu_pending) return;` (v5 3/5).
+        if self.f.SIS_IDLE_CORE_PENDING && self.cpus[cpu].ttwu_pending {
+            return;
+        }
+        if self.f.SIS_LLC_BUSY {
+            return self.update_idle_core_state(cpu);
+        }
         let llc = self.cpus[cpu].llc as usize;
         if self.llcs[llc].has_idle_cores {
             return;
@@ -243,6 +310,56 @@ impl Sim {
             self.charge(cpu, c);
             self.llcs[llc].has_idle_cores = true;
             self.llcs[llc].line_owner = cpu as u32;
+        }
+    }
+
+    /// `__update_idle_core()` of v5 4/5 and 5/5: the LLC's state becomes "has idle cores" when
+    /// the whole core is idle, else "has idle CPUs" (so any CPU entering idle ends "fully
+    /// busy"); with SIS_FILTER the CPU joins the filter unless it or an idle sibling is in it
+    /// (`filter_test_cpu()`: the patch's seq test, a bit of the mask here).
+    fn update_idle_core_state(&mut self, cpu: usize) {
+        let llc = self.cpus[cpu].llc as usize;
+        let l = &self.llcs[llc];
+        let old_icores = l.has_idle_cores;
+        let filter = self.f.SIS_FILTER;
+        let mut exist = !filter || l.sis_filter.mask.contains(cpu);
+        if old_icores && exist {
+            return;
+        }
+        let mut core_idle = true;
+        for &s in self.smt[cpu].iter() {
+            let s = s as usize;
+            if s == cpu {
+                continue;
+            }
+            if !self.available_idle(s) {
+                core_idle = false;
+                if exist {
+                    break;
+                }
+                continue; // (a SCHED_IDLE sibling would count: workloads have none)
+            }
+            if !exist {
+                exist = self.llcs[llc].sis_filter.mask.contains(s);
+            }
+        }
+        if !exist {
+            // filter_set_cpu(core, core)
+            let mut line = self.llcs[llc].sis_filter.line;
+            self.line_rmw(cpu, &mut line, 0);
+            self.llcs[llc].sis_filter.line = line;
+            self.llcs[llc].sis_filter.mask.set(cpu);
+        }
+        let l = &self.llcs[llc];
+        let changed = if core_idle { !l.has_idle_cores } else { l.is_busy };
+        if !old_icores && changed {
+            let owner = l.line_owner as usize;
+            let c = self.line_xfer(cpu, owner);
+            self.charge(cpu, c);
+            let l = &mut self.llcs[llc];
+            l.has_idle_cores = core_idle;
+            l.is_busy = false;
+            l.line_owner = cpu as u32;
         }
     }
 

@@ -30,10 +30,26 @@ impl Sim {
     /// A scan's write of the LLC's mask line from `this` (bits it cleared). Returns the cost
     /// and charges nothing: the scan adds it to the cost it returns, which the wakeup pays with
     /// the placement (`try_to_wake_up` busies the waker for `select_task_rq_fair()`'s cost).
-    fn sis_mask_write(&mut self, this: usize, l: usize) -> Time {
+    pub(crate) fn sis_mask_write(&mut self, this: usize, l: usize) -> Time {
         let now = self.now();
         let transfer = self.line_xfer(this, self.llcs[l].sis_filter.line.owner as usize);
         self.llcs[l].sis_filter.line.take(this as u32, now, transfer, 0)
+    }
+
+    /// `select_idle_cpu()` with the filter as the v5 series posted it (5/5, on top of the LLC
+    /// state of 4/5): the same scan as without it, over the mask of idle CPUs instead of the
+    /// LLC (`cpumask_and(cpus, sched_domain_icpus(sd), p->cpus_ptr)` when SMT is active); a scan
+    /// that finds nothing marks the LLC busy and empties the mask (`clear_idle_cpus()`).
+    pub(crate) fn select_idle_cpu_filter_v5(&mut self, this: usize, p: TaskId, has_idle_core: bool, target: usize, nr: i64) -> (Option<(usize, SisOutcome)>, Time) {
+        if !self.m.topo.smt_active() {
+            return self.select_idle_cpu_scan(this, p, has_idle_core, target, nr, None);
+        }
+        let l = self.cpus[target].llc as usize;
+        let cpus = self.llcs[l].sis_filter.mask.and(&self.tasks[p as usize].allowed);
+        // Reading the shared mask line.
+        let read = self.line_xfer(this, self.llcs[l].sis_filter.line.owner as usize);
+        let (found, cost) = self.select_idle_cpu_scan(this, p, has_idle_core, target, nr, Some(cpus));
+        (found, read + cost)
     }
 
     /// `select_idle_cpu()` with the filter (v6 4/4 scan-failure handling). Returns the CPU found

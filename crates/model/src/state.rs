@@ -437,6 +437,9 @@ impl Cpu {
 pub struct LlcShared {
     pub span: CpuSet,
     pub has_idle_cores: bool,
+    /// SIS_LLC_BUSY: `sd_is_busy`, the third state of the patch's `enum sd_state` (never set
+    /// together with `has_idle_cores`).
+    pub is_busy: bool,
     /// SIS_UTIL depth, written at the periodic LLC-level balance.
     pub nr_idle_scan: u32,
     pub nr_busy_cpus: u32,

@@ -175,6 +175,16 @@ impl Sim {
         self.llcs[self.cpus[cpu].llc as usize].has_idle_cores
     }
 
+    /// SIS_LLC_BUSY: `cpu`'s LLC is in the patch's `sd_is_busy` state.
+    pub fn llc_is_busy(&self, cpu: usize) -> bool {
+        self.llcs[self.cpus[cpu].llc as usize].is_busy
+    }
+
+    /// `update_idle_core(cpu_rq(cpu))`, as `set_next_task_idle()` runs it when `cpu` enters idle.
+    pub fn update_idle_core_at(&mut self, cpu: usize) {
+        self.update_idle_core(cpu);
+    }
+
     /// `sd->max_newidle_lb_cost` of `cpu`'s domain at `level`.
     pub fn max_newidle_lb_cost(&self, cpu: usize, level: usize) -> Time {
         self.doms[cpu][level].max_newidle_lb_cost

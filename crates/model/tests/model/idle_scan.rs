@@ -174,6 +174,85 @@ fn sis_util_idle_core_scans_for_an_idle_core_at_zero_depth() {
 }
 
 #[test]
+fn sis_idle_core_limit_scans_two_cores_at_zero_depth_and_all_of_them_above_it() {
+    // v5 2/5 on test-smt2: the idle core {3, 7} is the third core after target 0 (cores 1, 2, 3).
+    let (mut s, r) = state(&[0, 1, 2, 4, 5, 6], 5);
+    s.f.SIS_IDLE_CORE_LIMIT = true;
+    s.llcs[0].nr_idle_scan = 0;
+    s.llcs[0].has_idle_cores = true;
+    let p0 = s.wake.sis_probes;
+    assert_eq!(s.select_idle_sibling_for(0, r, 5, 0).0, 0, "zero depth: cores 1 and 2 only, then the target");
+    assert_eq!(s.wake.sis_probes - p0, 4, "two cores of two threads probed");
+    assert!(!s.llc_has_idle_cores(0), "the cut-short scan reaches the hint's update and clears it");
+    // A depth above zero makes the idle-core scan whole again.
+    s.llcs[0].nr_idle_scan = 1;
+    s.llcs[0].has_idle_cores = true;
+    assert_eq!(s.select_idle_sibling_for(0, r, 5, 0).0, 3);
+    // Core 2 ({2, 6}) idle instead: within the two cores of the speculative scan.
+    let (mut s, r) = state(&[0, 1, 3, 4, 5, 7], 5);
+    s.f.SIS_IDLE_CORE_LIMIT = true;
+    s.llcs[0].nr_idle_scan = 0;
+    s.llcs[0].has_idle_cores = true;
+    assert_eq!(s.select_idle_sibling_for(0, r, 5, 0).0, 2);
+}
+
+#[test]
+fn sis_llc_busy_skips_the_scan_after_a_failed_one_until_a_cpu_goes_idle() {
+    // v5 4/5 on test-smt2 with all 8 CPUs busy (R sleeps, its CPU 5 runs a hog).
+    let (mut s, r) = state(&[0, 1, 2, 3, 4, 5, 6, 7], 5);
+    s.f.SIS_LLC_BUSY = true;
+    // A scan cut short by its depth returns -1 before the state's update (without 2/5).
+    s.llcs[0].nr_idle_scan = 2;
+    assert_eq!(s.select_idle_sibling_for(0, r, 5, 0).0, 0);
+    assert!(!s.llc_is_busy(0), "a depth-limited scan returns before the update");
+    // A scan that outlasts the LLC (depth 8, nr 9) ends the loop and marks the LLC busy.
+    s.llcs[0].nr_idle_scan = 8;
+    assert_eq!(s.select_idle_sibling_for(0, r, 5, 0).0, 0);
+    assert!(s.llc_is_busy(0), "a failed full scan marks the LLC fully busy");
+    let (sc, pr) = (s.wake.sis_scans, s.wake.sis_probes);
+    assert_eq!(s.select_idle_sibling_for(0, r, 5, 0).0, 0);
+    assert_eq!((s.wake.sis_scans, s.wake.sis_probes), (sc, pr), "a busy LLC is not scanned");
+    // A CPU entering idle ends the state; with a wakeup pending (3/5) it does not.
+    s.f.SIS_IDLE_CORE_PENDING = true;
+    s.cpus[3].ttwu_pending = true;
+    s.update_idle_core_at(3);
+    assert!(s.llc_is_busy(0), "3/5: no update while a wakeup is pending");
+    s.cpus[3].ttwu_pending = false;
+    s.update_idle_core_at(3);
+    assert!(!s.llc_is_busy(0) && !s.llc_has_idle_cores(0), "sibling 7 busy: has idle CPUs");
+    // With 2/5 a scan cut short by its depth marks the LLC busy as well.
+    s.f.SIS_IDLE_CORE_LIMIT = true;
+    s.llcs[0].nr_idle_scan = 2;
+    assert_eq!(s.select_idle_sibling_for(0, r, 5, 0).0, 0);
+    assert!(s.llc_is_busy(0));
+}
+
+#[test]
+fn sis_filter_v5_scans_only_its_mask_and_empties_it_when_the_llc_goes_busy() {
+    // CPUs 3 and 7 idle (core 3); the filter holds CPU 2 only (busy: a stale bit).
+    let (mut s, r) = state(&[0, 1, 2, 4, 5, 6], 5);
+    s.llcs[0].has_idle_cores = true; // core 3 went idle: the scan is an idle-core scan
+    s.f.SIS_FILTER = true;
+    s.f.SIS_LLC_BUSY = true;
+    s.llcs[0].nr_idle_scan = 8;
+    s.llcs[0].sis_filter.mask = wakesim_machine::CpuSet::new();
+    s.llcs[0].sis_filter.mask.set(2);
+    let pr = s.wake.sis_probes;
+    assert_eq!(s.select_idle_sibling_for(0, r, 5, 0).0, 0, "3 and 7 are idle but not in the filter");
+    assert_eq!(s.wake.sis_probes - pr, 2, "only the mask's CPU's core (two threads) is probed");
+    assert!(s.llc_is_busy(0), "the failed scan marks the LLC busy");
+    assert!(s.llcs[0].sis_filter.mask.is_empty(), "and empties the filter (clear_idle_cpus)");
+    // CPU 3 entering idle joins the filter and, its sibling 7 idle, sets "has idle cores".
+    s.update_idle_core_at(3);
+    assert!(s.llcs[0].sis_filter.mask.contains(3));
+    assert!(s.llc_has_idle_cores(0) && !s.llc_is_busy(0));
+    // CPU 7 entering idle does not join: its idle sibling 3 is present.
+    s.update_idle_core_at(7);
+    assert!(!s.llcs[0].sis_filter.mask.contains(7));
+    assert_eq!(s.select_idle_sibling_for(0, r, 5, 0).0, 3, "the idle core is found through the filter");
+}
+
+#[test]
 fn nr_idle_scan_follows_the_kernel_formula_on_a_16_cpu_llc() {
     // update_idle_cpu_scan() (kernel/sched/fair.c) worked through: w = 16, imbalance_pct = 117: x = 512 → nr = 10; x ≥ 848
     // (≈83 %) → nr = 0. epyc-7763's LLC (a CCX) is 8 cores × 2 threads.

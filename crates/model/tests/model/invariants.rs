@@ -128,7 +128,8 @@ fn stepping_does_not_perturb_the_run() {
 
 /// Every kernel profile, and each mailing-list change on the kernel it was judged on, keeps the
 /// invariants on random task graphs: CFS picking (v4.15, v5.19), delayed dequeue (v6.12), the
-/// shared runqueue (v6.5 + SHARED_RUNQ, gated or not) and the SIS filter (v6.0 + SIS_FILTER).
+/// shared runqueue (v6.5 + SHARED_RUNQ, gated or not), the SIS filter (v6.0 + SIS_FILTER) and
+/// the filter's whole series (v6.0 + its five patches).
 #[test]
 fn fuzzed_task_graphs_keep_the_invariants_under_every_kernel_profile_and_change() {
     let cases: &[(&str, &[&str])] = &[
@@ -136,6 +137,8 @@ fn fuzzed_task_graphs_keep_the_invariants_under_every_kernel_profile_and_change(
         ("v5.19", &["TTWU_QUEUE_IDLE"]),
         ("v6.0", &["SIS_FILTER"]),
         ("v6.5", &["SHARED_RUNQ"]),
+        // At an odd index: odd seeds run it on the SMT machine, where its LLC state lives.
+        ("v6.0", &["SIS_UTIL_IDLE_CORE", "SIS_IDLE_CORE_LIMIT", "SIS_IDLE_CORE_PENDING", "SIS_LLC_BUSY", "SIS_FILTER"]),
         ("v6.5", &["SHARED_RUNQ", "SHARED_RUNQ_GATED"]),
         ("v6.7", &["NEWIDLE_SKIP_IPI"]),
         ("v6.12", &[]),
