@@ -48,7 +48,9 @@ pub(crate) fn zen3() -> CostProfile {
         name: "zen3".into(),
         private_cache_bytes: 512 << 10, // Zen3: 512 KiB L2 per core (AMD 19h PPR)
         line: LineCosts {
-            local: 2,        // [EST] own line: an L1/L2 hit
+            // [SRC: AMD SOG Family 19h (56665) §2.6.2, L1D "4- or 5-cycle integer load-to-use latency"
+            // (quoted in llvm X86ScheduleZnver3.td), https://www.amd.com/system/files/TechDocs/56665.zip]
+            local: 2,        // own line: an L1/L2 hit
             smt: 10,         // EPYC 7763 SMT sibling 10.2 ns (KCORES/core-to-core-latency-plus)
             cluster: 25,     // no clusters on Zen3: as llc
             llc: 25,         // EPYC 7763 same CCX median 25 ns (KCORES)
@@ -73,7 +75,9 @@ pub(crate) fn zen4() -> CostProfile {
         name: "zen4".into(),
         private_cache_bytes: 1 << 20, // Zen4: 1 MiB L2 per core (AMD 19h Genoa PPR)
         line: LineCosts {
-            local: 2,        // [EST] own line: an L1/L2 hit
+            // [SRC: AMD SOG Family 19h Zen4 (57647) §2.6.2, L1D "4- or 5-cycle integer load-to-use latency"
+            // (quoted in llvm X86ScheduleZnver4.td), https://www.amd.com/system/files/TechDocs/57647.zip]
+            local: 2,        // own line: an L1/L2 hit
             smt: 10, // EPYC 9454 (Zen4) SMT sibling 10.3 ns (KCORES; 9654 was measured SMT-off)
             cluster: 27, // no clusters on Zen4: as llc
             llc: 27, // EPYC 9654 same CCX median 27 ns (KCORES)
@@ -93,7 +97,9 @@ pub(crate) fn zen4c() -> CostProfile {
         name: "zen4c".into(),
         private_cache_bytes: 1 << 20, // Zen4c: 1 MiB L2 per core, as Zen4 (AMD 19h Bergamo PPR)
         line: LineCosts {
-            local: 2,        // [EST] own line: an L1/L2 hit
+            // [SRC: AMD SOG Fam. 19h Zen4 (57647) §2.6.2, Zen4c being the Zen4 core: L1D "4- or 5-cycle integer
+            // load-to-use" (quoted in llvm X86ScheduleZnver4.td), https://www.amd.com/system/files/TechDocs/57647.zip]
+            local: 2,        // own line: an L1/L2 hit
             smt: 13,         // EPYC 9754 SMT sibling 12.7 ns (KCORES)
             cluster: 33,     // no clusters on Zen4c: as llc
             llc: 33,         // EPYC 9754 same CCX median 32.5 ns (KCORES)

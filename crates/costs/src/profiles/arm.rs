@@ -12,7 +12,9 @@ pub(crate) fn altra() -> CostProfile {
         name: "altra".into(),
         private_cache_bytes: 1 << 20, // Neoverse N1: 1 MiB private L2 per core (Ampere Altra datasheet)
         line: LineCosts {
-            local: 2,        // [EST] own line: an L1/L2 hit
+            // [SRC: WikiChip, Neoverse N1: L1D 4-cycle load-to-use, L2 9–11 cycles (1.3 / 3–3.7 ns @3.0 GHz),
+            // https://en.wikichip.org/w/index.php?title=arm_holdings/microarchitectures/neoverse_n1&oldid=86847]
+            local: 2,        // own line: an L1/L2 hit
             smt: 83,         // no SMT on N1: unused; set to the cluster figure
             cluster: 83,     // Altra Q80-30 DSU pair median 83 ns (KCORES/core-to-core-latency-plus, 2-node mode)
             llc: 158,        // no CPU-side shared cache (32 MB SLC is memory-side): as cross_llc

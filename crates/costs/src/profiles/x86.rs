@@ -56,11 +56,15 @@ pub(crate) fn generic() -> CostProfile {
     CostProfile {
         name: "generic".into(),
         line: LineCosts {
-            local: 2,        // [EST] own line: an L1/L2 hit, a few cycles
+            // [SRC: AnandTech, EPYC Rome review p.7: Xeon 8280 (Cascade Lake) L1 4 / L2 14 cycles
+            // @2.7 GHz ≈ 1.5 / 5.2 ns, https://www.anandtech.com/show/14694/amd-rome-epyc-2nd-gen/7]
+            local: 2,        // own line: an L1/L2 hit, a few cycles
             smt: 10,         // SMT siblings 7.5–13 ns (nviennot and KCORES core-to-core-latency)
             cluster: 45,     // no clusters on generic x86: same as llc
             llc: 45,         // Intel same LLC 45–55 ns (nviennot and KCORES core-to-core-latency)
-            cross_llc: 110,  // [EST] cross LLC 80–150 ns, midpoint ≈ 110 (Zen3 85–135 ns, KCORES)
+            // [SRC: KCORES/core-to-core-latency-plus results/, same-socket cross-CCX medians EPYC 7763
+            // 124, 9654 99, 9754 110 ns, https://github.com/KCORES/core-to-core-latency-plus]
+            cross_llc: 110,  // cross LLC 80–150 ns, midpoint ≈ 110 (Zen3 85–135 ns, KCORES)
             cross_node: 200, // cross socket 108–304 ns (nviennot and KCORES core-to-core-latency), ≈ midpoint
         },
         line_mesh_offset: 0, // every pair of one distance the same (test machines)
@@ -85,7 +89,8 @@ pub(crate) fn generic() -> CostProfile {
                 target_residency: 2_000,
                 polling: true,
             },
-            // [EST] C6 50–150 µs → 100 µs; residency 5× (intel_idle.c skx_cstates C6 133/600 ≈ 4.5×).
+            // C6 50–150 µs → 100 µs [SRC: drivers/idle/intel_idle.c skx_cstates C6 133 µs, 92 µs with PC6
+            // off (skx_idle_state_table_update); icx 170, spr 290]; residency 5× (skx C6 133/600 ≈ 4.5×).
             IdleState {
                 name: "C6".into(),
                 exit_latency: 100_000,
@@ -265,7 +270,9 @@ pub(crate) fn skx() -> CostProfile {
     CostProfile {
         name: "skx".into(),
         line: LineCosts {
-            local: 2,        // [EST] own line: an L1/L2 hit
+            // [SRC: AnandTech, EPYC Rome review p.7: Xeon 8280 (Cascade Lake) L1 4 / L2 14 cycles
+            // @2.7 GHz ≈ 1.5 / 5.2 ns, https://www.anandtech.com/show/14694/amd-rome-epyc-2nd-gen/7]
+            local: 2,        // own line: an L1/L2 hit
             smt: 8,          // Xeon 8275CL (CLX) SMT sibling 7.6 ns (nviennot/core-to-core-latency)
             cluster: 47,     // no clusters on SKX: as llc
             llc: 47,         // Xeon 8275CL same LLC median 46.6 ns (nviennot/core-to-core-latency)
