@@ -137,9 +137,7 @@ impl Sim {
         let l = &mut self.llcs[llc];
         l.has_idle_cores = false;
         l.is_busy = busy;
-        let owner = l.line_owner as usize;
-        l.line_owner = this as u32;
-        let mut cost = self.line_xfer(this, owner);
+        let mut cost = self.llc_shared_write(this, llc);
         if busy && self.f.SIS_FILTER && self.m.topo.smt_active() {
             // v5 5/5 clear_idle_cpus(): filter_reset() empties the mask (and bumps its seq).
             self.llcs[llc].sis_filter.mask = CpuSet::new();
@@ -170,7 +168,7 @@ impl Sim {
     /// With SIS_IDLE_CORE_LIMIT (v5 2/5) `if (!--nr) break;` heads every visit, idle-core scan
     /// or not, and a scan cut short reaches the hint's update; without it only the CPU scan
     /// counts down and returns -1 at zero.
-    pub(crate) fn select_idle_cpu_scan(&mut self, this: usize, p: TaskId, has_idle_core: bool, target: usize, mut nr: i64, mask: Option<CpuSet>) -> (Option<(usize, SisOutcome)>, Time) {
+    pub(crate) fn select_idle_cpu_scan(&mut self, this: usize, p: TaskId, has_idle_core: bool, target: usize, mut nr: i64, mask: Option<&CpuSet>) -> (Option<(usize, SisOutcome)>, Time) {
         let llc = self.cpus[target].llc as usize;
         let allowed = &self.tasks[p as usize].allowed;
         let mut cost: Time = 0;
@@ -208,7 +206,7 @@ impl Sim {
         // for_each_cpu_wrap(cpu, cpus, target + 1) over the LLC's CPU list, or the mask.
         let start = self.llc_cpus[llc].partition_point(|&c| (c as usize) <= target);
         let from_llc = mask.is_none().then(|| (0..n).map(|k| self.llc_cpus[llc][(start + k) % n] as usize));
-        let from_mask = mask.as_ref().map(|m| m.iter_wrap(target + 1));
+        let from_mask = mask.map(|m| m.iter_wrap(target + 1));
         let mut examined = CpuSet::new(); // cores already examined by select_idle_core
         for c in from_llc.into_iter().flatten().chain(from_mask.into_iter().flatten()) {
             if !allowed.contains(c) || examined.contains(c) {
@@ -305,12 +303,17 @@ impl Sim {
         }
         let all = self.smt[cpu].iter().all(|&s| s as usize == cpu || self.available_idle(s as usize));
         if all {
-            let owner = self.llcs[llc].line_owner as usize;
-            let c = self.line_xfer(cpu, owner);
+            let c = self.llc_shared_write(cpu, llc);
             self.charge(cpu, c);
             self.llcs[llc].has_idle_cores = true;
-            self.llcs[llc].line_owner = cpu as u32;
         }
+    }
+
+    /// A write of `sd_llc_shared` (has_idle_cores, the LLC state, nr_idle_scan) from `cpu`: the
+    /// line moves to `cpu`; returns the transfer, which the caller charges or adds to its cost.
+    fn llc_shared_write(&mut self, cpu: usize, llc: usize) -> Time {
+        let owner = std::mem::replace(&mut self.llcs[llc].line_owner, cpu as u32) as usize;
+        self.line_xfer(cpu, owner)
     }
 
     /// `__update_idle_core()` of v5 4/5 and 5/5: the LLC's state becomes "has idle cores" when
@@ -344,22 +347,15 @@ impl Sim {
             }
         }
         if !exist {
-            // filter_set_cpu(core, core)
-            let mut line = self.llcs[llc].sis_filter.line;
-            self.line_rmw(cpu, &mut line, 0);
-            self.llcs[llc].sis_filter.line = line;
-            self.llcs[llc].sis_filter.mask.set(cpu);
+            self.filter_set_cpu(cpu);
         }
-        let l = &self.llcs[llc];
-        let changed = if core_idle { !l.has_idle_cores } else { l.is_busy };
-        if !old_icores && changed {
-            let owner = l.line_owner as usize;
-            let c = self.line_xfer(cpu, owner);
+        // `if (old != sd_has_icores && old != new)`: old is "has idle CPUs" or "fully busy".
+        if !old_icores && (core_idle || self.llcs[llc].is_busy) {
+            let c = self.llc_shared_write(cpu, llc);
             self.charge(cpu, c);
             let l = &mut self.llcs[llc];
             l.has_idle_cores = core_idle;
             l.is_busy = false;
-            l.line_owner = cpu as u32;
         }
     }
 
@@ -382,11 +378,9 @@ impl Sim {
         let nr = (y * w / 1024) as u32;
         let llc = self.cpus[cpu].llc as usize;
         if self.llcs[llc].nr_idle_scan != nr {
-            let owner = self.llcs[llc].line_owner as usize;
-            let c = self.line_xfer(cpu, owner);
+            let c = self.llc_shared_write(cpu, llc);
             self.charge(cpu, c);
             self.llcs[llc].nr_idle_scan = nr;
-            self.llcs[llc].line_owner = cpu as u32;
         }
     }
 

@@ -20,11 +20,18 @@ impl Sim {
         let l = self.cpus[cpu].llc as usize;
         let present = self.smt[cpu].iter().any(|&s| self.llcs[l].sis_filter.mask.contains(s as usize));
         if !present {
-            let mut line = self.llcs[l].sis_filter.line;
-            self.line_rmw(cpu, &mut line, 0);
-            self.llcs[l].sis_filter.line = line;
-            self.llcs[l].sis_filter.mask.set(cpu);
+            self.filter_set_cpu(cpu);
         }
+    }
+
+    /// `filter_set_cpu(cpu, cpu)`: `cpu` joins its LLC's mask, a read-modify-write of the mask's
+    /// line charged to `cpu`.
+    pub(crate) fn filter_set_cpu(&mut self, cpu: usize) {
+        let l = self.cpus[cpu].llc as usize;
+        let mut line = self.llcs[l].sis_filter.line;
+        self.line_rmw(cpu, &mut line, 0);
+        self.llcs[l].sis_filter.line = line;
+        self.llcs[l].sis_filter.mask.set(cpu);
     }
 
     /// A scan's write of the LLC's mask line from `this` (bits it cleared). Returns the cost
@@ -48,7 +55,7 @@ impl Sim {
         let cpus = self.llcs[l].sis_filter.mask.and(&self.tasks[p as usize].allowed);
         // Reading the shared mask line.
         let read = self.line_xfer(this, self.llcs[l].sis_filter.line.owner as usize);
-        let (found, cost) = self.select_idle_cpu_scan(this, p, has_idle_core, target, nr, Some(cpus));
+        let (found, cost) = self.select_idle_cpu_scan(this, p, has_idle_core, target, nr, Some(&cpus));
         (found, read + cost)
     }
 

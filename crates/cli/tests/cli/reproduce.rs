@@ -48,16 +48,23 @@ fn median(v: &[f64]) -> f64 {
 
 /// The row ids of every spec in the repository, in file order, from the files themselves.
 fn repo_row_ids() -> Vec<String> {
-    let mut ids = Vec::new();
+    spec_values("name").into_iter().map(|(stem, n)| format!("{stem}/{n}")).collect()
+}
+
+/// Every `KEY = "…"` line that opens a line of the repository's specs, with its spec's stem:
+/// a row's `name` or its full-size `command` (the `--quick` one sits inside `quick = { … }`).
+fn spec_values(key: &str) -> Vec<(String, String)> {
+    let prefix = format!("{key} = \"");
+    let mut out = Vec::new();
     for e in std::fs::read_dir(spec_dir()).unwrap() {
         let p = e.unwrap().path();
         if p.extension().is_some_and(|x| x == "toml") {
             let stem = p.file_stem().unwrap().to_str().unwrap().to_string();
             let spec = std::fs::read_to_string(&p).unwrap();
-            ids.extend(spec.lines().filter_map(|l| l.strip_prefix("name = \"")).map(|n| format!("{stem}/{}", n.trim_end_matches('"'))));
+            out.extend(spec.lines().filter_map(|l| l.strip_prefix(prefix.as_str())).map(|v| (stem.clone(), v.trim_end_matches('"').to_string())));
         }
     }
-    ids
+    out
 }
 
 /// `wakesim reproduce --quick`, every spec of the repository: the CI run.
@@ -138,23 +145,11 @@ fn docs_results_md_is_the_generated_table_of_every_spec_row() {
     assert_eq!(ids, want, "docs/results.md has not been regenerated since the specs changed");
     // A row's command line changed in its spec (a loop count, a flag) and the document not
     // regenerated: its Commands section still runs the old one.
-    for cmd in repo_commands() {
+    let cmds = spec_values("command");
+    assert!(cmds.len() >= 10, "the specs' rows have commands: {cmds:?}");
+    for (_, cmd) in cmds {
         assert!(doc.contains(&format!(" -- {cmd}\n")), "docs/results.md does not run `{cmd}`: regenerate it");
     }
-}
-
-/// Every row's full-size command line (`command = "…"`, not the `--quick` one), from the specs.
-fn repo_commands() -> Vec<String> {
-    let mut cmds = Vec::new();
-    for e in std::fs::read_dir(spec_dir()).unwrap() {
-        let p = e.unwrap().path();
-        if p.extension().is_some_and(|x| x == "toml") {
-            let spec = std::fs::read_to_string(&p).unwrap();
-            cmds.extend(spec.lines().filter_map(|l| l.strip_prefix("command = \"")).map(|c| c.trim_end_matches('"').to_string()));
-        }
-    }
-    assert!(cmds.len() >= 10, "the specs' rows have commands: {cmds:?}");
-    cmds
 }
 
 #[test]
