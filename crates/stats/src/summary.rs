@@ -70,11 +70,10 @@ pub fn summary_text(s: &Stats) -> String {
         &mut o,
         "idle scan",
         format!(
-            "scans {}  probes/scan {}  found idle {}  went on past a claimed CPU {}",
+            "scans {}  probes/scan {}  found idle {}",
             w.sis_scans,
             ratio(w.sis_probes, w.sis_scans),
-            pct(w.sis_found, w.sis_scans),
-            w.sis_rescans
+            pct(w.sis_found, w.sis_scans)
         ),
     );
     let placed: u64 = w.sis_outcome.iter().sum();

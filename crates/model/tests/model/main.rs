@@ -18,7 +18,6 @@ mod newidle;
 mod noise;
 mod nohz;
 mod pelt;
-mod scan_recheck;
 mod scenarios;
 mod sync_ops;
 mod trace;
