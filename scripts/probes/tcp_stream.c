@@ -135,7 +135,8 @@ static void stream(int processes) {
     printf("16 KiB stream between two %s: %.0f Mbit/s\n", processes ? "processes" : "threads", sent * 8 / 2.0 / 1e6);
 }
 
-enum { TURNS = 20000 };
+/* Turns on the shared buffer, and hand-offs of the bounced line (half a round trip each). */
+enum { TURNS = 20000, BOUNCES = 2000000 };
 static atomic_long turn;
 static double t_write[TURNS], t_read[TURNS];
 static void *reuse_reader(void *_) {
@@ -152,7 +153,7 @@ static void *reuse_reader(void *_) {
 }
 static void *line_pong(void *_) {
     pin(1);
-    for (long i = 1; i < 2000000; i += 2) {
+    for (long i = 1; i < BOUNCES; i += 2) {
         while (atomic_load(&turn) != i) {}
         atomic_store(&turn, i + 1);
     }
@@ -164,11 +165,11 @@ static void reuse(void) {
     atomic_store(&turn, 0);
     pthread_create(&t, 0, line_pong, 0);
     double t0 = now();
-    for (long i = 0; i < 2000000; i += 2) {
+    for (long i = 0; i < BOUNCES; i += 2) {
         while (atomic_load(&turn) != i) {}
         atomic_store(&turn, i + 1);
     }
-    double line = (now() - t0) / 2000000;
+    double line = (now() - t0) / BOUNCES;
     pthread_join(t, 0);
     memset(src, 3, BIG);
     atomic_store(&turn, 0);
