@@ -5,6 +5,7 @@ mod call_function;
 mod changes;
 mod channels;
 mod common;
+mod contention;
 mod context_switch;
 mod cpuidle;
 mod determinism;
