@@ -19,9 +19,19 @@ pub(crate) fn poll_state() -> IdleState {
 }
 
 /// IPI delivery by distance on bare-metal x86, \[EST\] from send→handler totals built from their
-/// components (no clean published x86 figure; `docs/model.md`, "Sources") minus the sender
-/// (`ipi_send` 200), the receiver's entry/exit (`irq_entry_exit` 500)
+/// components (no published bare-metal figure for these CPUs; `docs/model.md`, "Sources") minus
+/// the sender (`ipi_send` 200), the receiver's entry/exit (`irq_entry_exit` 500)
 /// and the CSD flush (`csd_flush` 150), i.e. delivery = total − 850 ns.
+/// Upper bounds from guests, whose IPIs add a VM exit and a posted interrupt: Norov's IPI
+/// benchmark on a 2-socket Skylake-SP, 80-vCPU guest, 2.24 µs send→handler (Wanpeng Li, commit
+/// 4180bf1b655a); two pinned vCPUs polling in idle, 1.45 µs (Zeng Guang, IPIv v7 cover letter,
+/// 2022; the target's distance is not given in either). The in-LLC total here, 0.95 µs, sits
+/// below both. Used by `generic` and the AMD profiles; Skylake-SP has its measured figure
+/// ([`skx_ipi_delivery`]). The one bare-metal AMD matrix found, a single-socket EPYC 7281
+/// (Zen1 Naples: four dies, two CCXs each; khale/ipi-heatmaps `machines/tinker3`), does not
+/// depend on distance either: 1,480 cycles one way between every pair (705 ns at a 2.1 GHz
+/// TSC), where these figures give 300 ns in a CCX and 600 ns across. Zen1 is not the presets'
+/// Zen3/Zen4, so these stay \[EST\].
 pub(crate) fn x86_ipi_delivery() -> LineCosts {
     LineCosts {
         local: 0,         // [EST] self-IPIs are not used on the wakeup path (local work runs inline)
@@ -265,6 +275,20 @@ pub(crate) fn x86_migration_penalty(llc_refill: u64) -> LineCosts {
     }
 }
 
+/// IPI delivery on Skylake-SP, one figure at every distance. [SRC: khale/ipi-heatmaps
+/// `machines/jebe/data.csv`, https://github.com/khale/ipi-heatmaps: one-way IPIs on bare
+/// metal, 2-socket Xeon Gold 6130 (Skylake-SP, 2.1 GHz), TSC read by the sender before its ICR
+/// write and by the receiver's handler (the Nautilus kernel's IPI test), 10 trials for each
+/// ordered pair of the 64 CPUs.] Each pair's two directions averaged (the cores' TSC offsets
+/// cancel): median 744 cycles = 354 ns, 5th–95th percentile of the pairs 298–431 ns, and no
+/// split of the CPUs into two halves (by number, parity, or the best a 2-means clustering
+/// finds) separates them by more than 17 ns: crossing the socket costs an IPI nothing
+/// measurable. Here send → handler = `ipi_send` 200 + delivery 100 (+ the receiver's entry,
+/// charged in `irq_entry_exit`) ≈ 300–350 ns at every distance.
+pub(crate) fn skx_ipi_delivery() -> LineCosts {
+    LineCosts { local: 0, smt: 100, cluster: 100, llc: 100, cross_llc: 100, cross_node: 100 }
+}
+
 /// Intel Skylake-SP / Cascade Lake (xeon-8269cy, xeon-8260, xeon-4s).
 pub(crate) fn skx() -> CostProfile {
     CostProfile {
@@ -287,6 +311,7 @@ pub(crate) fn skx() -> CostProfile {
         // residual sd 0.4 ns; pairs 41.5–51.3 ns, CV 5.3 %), 6242 −3.3 to +2.2, sd 1.7 (R² 0.98).
         // The cross-socket pairs carry the same per-core figure (correlation 0.97 with e_i).
         line_mesh_offset: 3,
+        ipi_delivery: skx_ipi_delivery(),
         idle_states: vec![
             poll_state(),
             // drivers/idle/intel_idle.c skx_cstates, exit/residency µs; MWAIT states poll
