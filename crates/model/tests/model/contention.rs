@@ -1,10 +1,10 @@
-//! A cache line many CPUs write at once (`crate::lines`, `data::SharedLine`): one owner and a
-//! time until which it is busy, each access paying the transfer from the last writer. Checked
-//! here against the shape of published contended-atomic measurements: a closed loop of CPUs
-//! each incrementing one shared counter as fast as it can, as in Travis Downs' "A Concurrency
-//! Cost Hierarchy" (2020, `travisdowns/concurrency-hierarchy-bench`), and per-distance CAS
-//! latencies on multi-socket Xeons (LPD-EPFL/mctop `desc/*.mct`, the machines of David,
-//! Guerraoui and Trigonakis, SOSP 2013, and their successors).
+//! A cache line many CPUs write at once (`crates/model/src/lines.rs`, `data::SharedLine`): one
+//! owner and a time until which it is busy, each access paying the transfer from the last
+//! writer. Checked here against the shape of published contended-atomic measurements: a closed
+//! loop of CPUs each incrementing one shared counter as fast as it can, as in Travis Downs' "A
+//! Concurrency Cost Hierarchy" (2020, `travisdowns/concurrency-hierarchy-bench`), and
+//! per-distance CAS latencies on multi-socket Xeons (LPD-EPFL/mctop `desc/*.mct`, the machines
+//! of David, Guerraoui and Trigonakis, SOSP 2013, and their successors).
 use crate::common::*;
 use wakesim_engine::Time;
 use wakesim_model::data::SharedLine;
@@ -12,10 +12,9 @@ use wakesim_model::Sim;
 
 /// `cpus` each run `lock xadd` on one line in a closed loop (the next op issued when the last
 /// returns), `ops` ops in all, the line starting at the last of them; the line's accesses
-/// serialise in the order they arrive. Returns
-/// the machine-wide interval between two ops in ns (Downs' "Nanos/Op" divided by the number of
-/// threads). The op itself is charged nothing beyond the transfer (`hold` 0): what is checked is
-/// how the transfers add up.
+/// serialise in the order they arrive. Returns the machine-wide interval between two ops in ns
+/// (Downs' "Nanos/Op" divided by the number of threads). The op itself is charged nothing
+/// beyond the transfer (`hold` 0): what is checked is how the transfers add up.
 fn interval(s: &Sim, cpus: &[usize], ops: u64) -> f64 {
     let mut line = SharedLine::owned_by(cpus[cpus.len() - 1] as u32);
     let mut issue: Vec<Time> = vec![0; cpus.len()];
@@ -67,6 +66,8 @@ fn a_contended_counter_serves_one_transfer_per_op_however_many_contend() {
             let xfers: Vec<f64> = c.iter().flat_map(|&a| c.iter().filter(move |&&b| b != a).map(move |&b| (a, b))).map(|(a, b)| s.line_transfer(a, b) as f64).collect();
             interval(&s, c, 10_000) / (xfers.iter().sum::<f64>() / xfers.len() as f64)
         };
+        // The mechanism's own rule first: two contenders hand the line back and forth, one
+        // transfer per op (the line starts at the second, so the first op pays one too).
         let two = per_xfer(2);
         assert!((0.95..=1.05).contains(&two), "{m}: two contenders take {two:.2} transfers per op");
         for n in [3, 4, 8, 16].into_iter().filter(|&n| n <= cores.len()) {
