@@ -131,12 +131,14 @@ impl Sim {
                 Flow::Again
             }
             NewidlePhase::Unlock => {
-                let now = self.now();
                 // raw_spin_rq_unlock(): other CPUs may enqueue here now; interrupts stay off.
                 self.lock_release(cpu, LockId::Rq(cpu as u32));
                 self.cpus[cpu].irqs_off += 1;
                 let cost = self.c.update_blocked;
-                self.busy(cpu, cost, Frame::Newidle { phase: NewidlePhase::Level, level: 0, t0, tl: now, cost_sum, pulled: false })
+                // The kernel reads t0 here, before update_blocked_averages(): the work this CPU
+                // still owes (the gates, schedule()'s path so far) was done before it.
+                let t0_clock = self.now() + self.cpus[cpu].debt;
+                self.busy(cpu, cost, Frame::Newidle { phase: NewidlePhase::Level, level: 0, t0, tl: t0_clock, cost_sum, pulled: false })
             }
             NewidlePhase::Level => {
                 let l = level as usize;
@@ -149,9 +151,12 @@ impl Sim {
                     self.set_top(cpu, fr(NewidlePhase::Level, level + 1, tl, cost_sum, pulled));
                     return Flow::Again;
                 }
-                let now = self.now();
+                // A level's cost runs from `tl`: for the first level that balances, from before
+                // update_blocked_averages() (v5.16, 9e9af819db5d: "Take this time into account
+                // in the cost of the 1st load balance of a newly idle cpu"), then from the last
+                // level's end (`t0 = t1`).
                 let lb = Frame::Lb { phase: LbPhase::Decide, dst: cpu as u32, level, idle: IDLE_NEWLY, src: 0, task: 0 };
-                self.call(cpu, fr(NewidlePhase::LevelDone, level, now, cost_sum, pulled), lb)
+                self.call(cpu, fr(NewidlePhase::LevelDone, level, tl, cost_sum, pulled), lb)
             }
             NewidlePhase::LevelDone => {
                 let l = level as usize;
@@ -174,7 +179,8 @@ impl Sim {
                 let cost_sum = cost_sum + c;
                 let rq = &self.cpus[cpu];
                 let stop = pulled || rq.nr_running > 0 || rq.ttwu_pending;
-                self.set_top(cpu, fr(if stop { NewidlePhase::Relock } else { NewidlePhase::Level }, level + 1, tl, cost_sum, pulled));
+                let t1 = self.now();
+                self.set_top(cpu, fr(if stop { NewidlePhase::Relock } else { NewidlePhase::Level }, level + 1, t1, cost_sum, pulled));
                 Flow::Again
             }
             NewidlePhase::Relock => {

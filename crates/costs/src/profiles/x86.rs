@@ -85,8 +85,12 @@ pub(crate) fn generic() -> CostProfile {
         // for Cascade Lake or Zen found).
         ipi_send: 200,
         ipi_delivery: x86_ipi_delivery(),
-        // [EST]: receiver entry/exit + flush_smp_call_function_queue() 0.5–1.0 µs; low end, the
-        // flush is csd_flush.
+        // Receiver entry/exit (the handler's work, e.g. csd_flush, is charged apart). A Linux
+        // kernel IPI with a trivial handler, received back to back by a CPU running a user
+        // loop, costs it 1,582 cycles on a Xeon Gold 5418Y (Sapphire Rapids) at a fixed
+        // 2.0 GHz, Linux 6.0 (yhtzd/skyloft, docs/sosp24-ae.md §4.6, the SOSP 2024 artifact's
+        // kernel-IPI receive figure): 0.51–0.66 µs at the presets' 2.4–3.1 GHz. 500 ns, the
+        // low end. No Skylake-SP, Zen or Neoverse figure found.
         irq_entry_exit: 500,
         idle_states: vec![
             poll_state(),
@@ -125,7 +129,12 @@ pub(crate) fn generic() -> CostProfile {
         newidle_gate: 60,
         // derived above from the 3.7 µs same-CPU pipe round trip (Vagin's WF_SYNC patch)
         context_switch: 380,
-        // [EST]: cross-mm switch +0.2–0.5 µs (CR3 switch, PCID avoids the TLB flush); low end
+        // [EST]: cross-mm switch +0.2–0.5 µs (CR3 switch, PCID avoids the TLB flush); low end.
+        // Checked, not measured: PCID saves "around 100ns on cross-process context switches
+        // ... a little over a 10% speedup. Most of the time is spent in the scheduler" (Andy
+        // Lutomirski, "[RFC 00/13] x86/mm: PCID and INVPCID", LKML 2016-01-08, Skylake
+        // laptop): a cross-process switch of ~1 µs, as the model's schedule() path here
+        // (rq_lock + dequeue + pick + context_switch + context_switch_mm = 900 ns).
         context_switch_mm: 250,
         // x86 with mitigations 0.1–0.3 µs [EST]; getppid ≈ 0.2 µs (perf bench syscall, LKML 2025);
         // getpid() on Skylake-X 191–217 ns with 37 audit rules (A. Arora, Oracle Linux blog,
@@ -153,11 +162,21 @@ pub(crate) fn generic() -> CostProfile {
         wakelist_queue: 60,
         // [EST] receiver 0.5–1.0 µs incl. flush, minus entry/exit 500
         csd_flush: 150,
-        // [EST] 40–100 ns/CPU in update_sd_lb_stats() incl. line reads; 40 + line (45) ≈ 85
+        // One load_balance() pass = lb_base + lb_stats_per_cpu and one rq-line read per CPU of
+        // the span. Bounded by max_newidle_lb_cost on a bare-metal 2× Xeon E5-2680 v3
+        // (Haswell-EP, 12C/24T per socket, 6.8.1; Vitalii Bursov, "[PATCH v3 0/3] sched/fair:
+        // allow disabling sched_balance_newidle with sched_relax_domain_level", LKML 2024-04-03,
+        // <cover.1712147341.git.vitaly@bursov.com>). Each figure is a decaying maximum, so it
+        // bounds every pass of its window. With newidle stopped above SMT (relax levels 1–3)
+        // the 2-CPU SMT level recorded 309, 276 and 289 ns, update_blocked_averages() included
+        // (v5.16); the 24-CPU MC level 2,776, 3,192 and 1,999 ns (3,444 as shipped).
+        // [EST] the split: update_sg_lb_stats()' own work per CPU besides the line read.
         lb_stats_per_cpu: 40,
-        // SMT (2 CPUs) newidle pass 276–1306 ns (max_newidle_lb_cost on 2× E5-2680 v3, Vitalii
-        // Bursov, LKML 2024) → fixed part ≈ 1 µs
-        lb_base: 1_000,
+        // The fixed part: what the smallest SMT maximum (276 ns) leaves after update_blocked
+        // (100) and two CPUs' stats and reads (2 × 40 + 10): ≈ 80 ns. The 1 µs this replaced
+        // took the 1,306 ns of a dump with newidle at every level, not the SMT pass alone.
+        // Test: a_failed_newidle_pass_records_no_more_than_the_maxima_haswell_ep_recorded.
+        lb_base: 80,
         // [EST] pull 1–3 µs incl. double lock (detach_task + attach_task) → ~0.8 µs without the locks
         migrate_task: 800,
         // [EST] PELT update per entity level 50–150 ns, midpoint
