@@ -160,7 +160,9 @@ impl Sim {
             }
             NewidlePhase::LevelDone => {
                 let l = level as usize;
-                let c = self.now() - tl;
+                // saturating: with cost jitter (host profiles) the owed work paid before t0 may
+                // have run shorter than charged.
+                let c = self.now().saturating_sub(tl);
                 let moved = self.cpus[cpu].lb_moved > 0;
                 // NEWIDLE_COST_BUMP: "Failing newidle means it is not effective; bump the cost so
                 // we end up doing less of it" (155213a2aed4). The walk's own sum keeps the real cost.
