@@ -137,8 +137,8 @@ impl Sim {
                 let cost = self.c.update_blocked;
                 // The kernel reads t0 here, before update_blocked_averages(): the work this CPU
                 // still owes (the gates, schedule()'s path so far) was done before it.
-                let t0_clock = self.now() + self.cpus[cpu].debt;
-                self.busy(cpu, cost, Frame::Newidle { phase: NewidlePhase::Level, level: 0, t0, tl: t0_clock, cost_sum, pulled: false })
+                let level_start = self.now() + self.cpus[cpu].debt;
+                self.busy(cpu, cost, Frame::Newidle { phase: NewidlePhase::Level, level: 0, t0, tl: level_start, cost_sum, pulled: false })
             }
             NewidlePhase::Level => {
                 let l = level as usize;

@@ -173,7 +173,8 @@ pub(crate) fn generic() -> CostProfile {
         // [EST] the split: update_sg_lb_stats()' own work per CPU besides the line read.
         lb_stats_per_cpu: 40,
         // The fixed part: what the smallest SMT maximum (276 ns) leaves after update_blocked
-        // (100) and two CPUs' stats and reads (2 × 40 + 10): ≈ 80 ns. The 1 µs this replaced
+        // (100) and two CPUs' stats and rq-line reads (2 × 40, plus 10 for skx's own and sibling
+        // lines): ≈ 80 ns, shared by every profile (software). The 1 µs this replaced
         // took the 1,306 ns of a dump with newidle at every level, not the SMT pass alone.
         // Test: a_failed_newidle_pass_records_no_more_than_the_maxima_haswell_ep_recorded.
         lb_base: 80,

@@ -216,14 +216,14 @@ fn root_domain_overload_flag_clears_once_no_cpu_has_two_tasks() {
 /// v5.16) recorded at most 309, 276 and 289 ns in three windows; the 24-CPU MC level at most
 /// 1,999 to 3,444 ns (3,444 with newidle at every level, as shipped). A decaying maximum bounds
 /// every pass of its window, so a failed pass, the cheapest kind, stays under the smallest.
-/// Here CPU 7 of that shape fails a pass at every level (`haswell_ep_failed_newidle`). The model reads a
-/// span's rq lines one after another, where the kernel's loop overlaps the misses (not
-/// modelled), so the larger the span the more it overcharges: the MC pass is held to the
+/// Here CPU 7 of that shape fails a pass at every level (`haswell_ep_failed_newidle`). The
+/// model reads a span's rq lines one after another, where the kernel's loop overlaps the misses
+/// (not modelled), so the larger the span the more it overcharges: the MC pass is held to the
 /// shipped maximum only, and the NUMA level (6.2 µs, against the recorded 4,590 ns) is
 /// not asserted.
 #[test]
 fn a_failed_newidle_pass_records_no_more_than_the_maxima_haswell_ep_recorded() {
-    let (s, _) = haswell_ep_failed_newidle(|_| {});
+    let s = haswell_ep_failed_newidle(|_| {});
     assert_eq!(s.m.domains[7][0].span_weight, 2, "SMT");
     assert_eq!(s.m.domains[7][1].span_weight, 24, "MC");
     let (smt, mc) = (s.max_newidle_lb_cost(7, 0), s.max_newidle_lb_cost(7, 1));
@@ -236,9 +236,9 @@ fn a_failed_newidle_pass_records_no_more_than_the_maxima_haswell_ep_recorded() {
 /// the SMT level's figure and not in the MC level's; a dearer gate shows in neither.
 #[test]
 fn the_first_newidle_level_carries_update_blocked_averages_in_its_cost() {
-    let (base, _) = haswell_ep_failed_newidle(|_| {});
-    let (ub, _) = haswell_ep_failed_newidle(|c| c.update_blocked += 1_000);
-    let (gate, _) = haswell_ep_failed_newidle(|c| c.newidle_gate += 1_000);
+    let base = haswell_ep_failed_newidle(|_| {});
+    let ub = haswell_ep_failed_newidle(|c| c.update_blocked += 1_000);
+    let gate = haswell_ep_failed_newidle(|c| c.newidle_gate += 1_000);
     let lvl = |s: &Sim, l| s.max_newidle_lb_cost(7, l);
     assert_eq!(lvl(&ub, 0), lvl(&base, 0) + 1_000);
     assert_eq!(lvl(&ub, 1), lvl(&base, 1));
@@ -248,7 +248,7 @@ fn the_first_newidle_level_carries_update_blocked_averages_in_its_cost() {
 /// A 2× Xeon E5-2680 v3's shape (2 sockets × 12 cores × 2 threads) with the Cascade Lake
 /// profile (adjusted by `adj`): CPU 7 goes idle while two tasks pinned to CPU 12, on the
 /// other socket, overload the root domain, so its newidle pass tries every level and fails.
-fn haswell_ep_failed_newidle(adj: impl FnOnce(&mut wakesim_costs::CostProfile)) -> (Sim, Pass) {
+fn haswell_ep_failed_newidle(adj: impl FnOnce(&mut wakesim_costs::CostProfile)) -> Sim {
     let spec = r#"
 name = "haswell-ep-2s"
 description = "2x Xeon E5-2680 v3 shape: 2S x 12C x 2T"
@@ -261,11 +261,11 @@ numa_distance = [[10, 21], [21, 10]]
 "#;
     let mut cfg = config("test-2x4", v6_6(), 1);
     cfg.machine = wakesim_machine::from_toml_str(spec, "haswell-ep-2s").expect("machine");
-    cfg.costs = wakesim_costs::profile_for("skx").expect("profile");
+    cfg.costs = wakesim_costs::profile_for(&cfg.machine.cost_profile).expect("profile");
     adj(&mut cfg.costs);
     let mut s = Sim::new(cfg, &workload(scene(&[12], 0), 0, 1)).expect("sim");
     let p = block_t(&mut s, |_| {});
     assert_eq!(p.visited, [1, 1, 1], "every level tried");
     assert_eq!(p.gained, [0, 0, 0], "the hogs are pinned: nothing to pull");
-    (s, p)
+    s
 }
