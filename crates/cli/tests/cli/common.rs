@@ -158,6 +158,23 @@ pub fn format_md_example_tasks() -> String {
     block.lines().skip_while(|l| !l.starts_with("```")).skip(1).take_while(|l| !l.starts_with("```")).collect::<Vec<_>>().join("\n") + "\n"
 }
 
+/// Every file and directory under `dir`, at any depth, sorted.
+pub fn entries_under(dir: &Path) -> Vec<PathBuf> {
+    let mut v = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                todo.push(p.clone());
+            }
+            v.push(p);
+        }
+    }
+    v.sort();
+    v
+}
+
 /// The names of the machine presets shipped in crates/machine/presets.
 pub fn preset_files() -> Vec<String> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../machine/presets");

@@ -137,15 +137,8 @@ fn out_dir_holds_tidy_results_statistics_and_commands() {
     let cmds = std::fs::read_to_string(out.join("commands.txt")).unwrap();
     assert_eq!(cmds.lines().filter(|l| l.starts_with("wakesim run ")).count(), 8);
     // No temporary files left behind.
-    let mut stack = vec![out.clone()];
-    while let Some(p) = stack.pop() {
-        for e in std::fs::read_dir(&p).unwrap() {
-            let e = e.unwrap().path();
-            assert!(!e.to_string_lossy().ends_with(".tmp"), "{}", e.display());
-            if e.is_dir() {
-                stack.push(e);
-            }
-        }
+    for f in entries_under(&out) {
+        assert!(!f.to_string_lossy().ends_with(".tmp"), "{}", f.display());
     }
 }
 

@@ -38,21 +38,14 @@ fn command_of(doc: &str, label: &str) -> String {
 /// Every `run-*.json` under `dir` with its modification time: a run written again (a new
 /// file renamed into place) changes it.
 fn run_files(dir: &Path) -> Vec<(PathBuf, std::time::SystemTime)> {
-    let mut v = Vec::new();
-    let mut todo = vec![dir.to_path_buf()];
-    while let Some(d) = todo.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                todo.push(p);
-            } else if p.file_name().unwrap().to_string_lossy().starts_with("run-") {
-                let t = std::fs::metadata(&p).unwrap().modified().unwrap();
-                v.push((p, t));
-            }
-        }
-    }
-    v.sort();
-    v
+    entries_under(dir)
+        .into_iter()
+        .filter(|p| p.is_file() && p.file_name().unwrap().to_string_lossy().starts_with("run-"))
+        .map(|p| {
+            let t = std::fs::metadata(&p).unwrap().modified().unwrap();
+            (p, t)
+        })
+        .collect()
 }
 
 fn median(v: &[f64]) -> f64 {
