@@ -8,6 +8,7 @@
 //!   busy by a `SCHED_IDLE` spinner; [`handoff`]: a pipe or socket handed between two pinned
 //!   CPUs without sleeping; [`queued`]: socket messages queued deep enough to leave the cache;
 //!   [`stream`]: how a socket stream's cost splits between its sender and its receiver;
+//!   [`reuse`]: a buffer two CPUs take turns on, how many line misses a streaming copy overlaps;
 //!   [`jitter`]: how much single calls of one path vary (the noise profile's `cost_jitter`).
 //!   Each is repeated; [`Summary`] gives median and spread. [`noise`]: the machine's background
 //!   activity (the osnoise tracer, tracefs events, or a self-timing loop) and the noise profile
@@ -24,6 +25,7 @@ pub mod jitter;
 pub mod native;
 pub mod noise;
 pub mod queued;
+pub mod reuse;
 pub mod stream;
 mod summary;
 pub mod sys;
