@@ -182,6 +182,13 @@ pub struct CostProfile {
     /// Reading a socket message (skb and data head) that left the cache: the reader's extra
     /// time, ns. Pipes pay none: their data sits in pages the prefetcher streams.
     pub sock_msg_cold: u64,
+    /// Line misses a CPU keeps in flight while it streams through a buffer whose lines another
+    /// CPU holds, a count: reading (a loopback TCP receiver's `skb_copy_datagram_iter()` of the
+    /// page frag its sender filled) and writing (the sender's copy into a frag page its receiver
+    /// has just read, reused by `skb_page_frag_refill()`). Such a stream of `n` lines costs
+    /// `n × line / overlap`, where the same `n` lines one after another would cost `n × line`.
+    pub stream_read_overlap: u64,
+    pub stream_write_overlap: u64,
     /// `futex_wait()`'s work beyond the syscall before it sleeps or returns: the futex key and
     /// hash, the hash bucket's lock and waiter count, the word read, queueing the `futex_q`.
     pub futex_wait: u64,
@@ -252,6 +259,11 @@ impl CostProfile {
                         w[1].name, w[1].exit_latency, w[0].name, w[0].exit_latency
                     ),
                 ));
+            }
+        }
+        for (key, v) in [("stream_read_overlap", self.stream_read_overlap), ("stream_write_overlap", self.stream_write_overlap)] {
+            if v == 0 {
+                return Err((key, format!("{key} counts line misses in flight, at least 1, got 0")));
             }
         }
         let t = self.smt_throughput;

@@ -86,8 +86,15 @@ impl Sim {
                     self.wake.msgs_cold += 1;
                     cost += chan.msg_cold;
                 } else if front.cpu as usize != cpu {
-                    cost += chan.msg_lines * crate::mesh::line_xfer(&self.m, &self.c, &self.mesh_off, cpu, front.cpu as usize);
+                    let line = crate::mesh::line_xfer(&self.m, &self.c, &self.mesh_off, cpu, front.cpu as usize);
+                    cost += chan.msg_lines * line;
+                    if chan.frags {
+                        cost += streamed(data_lines(front.bytes), line, self.c.stream_read_overlap);
+                    }
                 }
+            }
+            if chan.frags {
+                chan.frag_reader = cpu as u32;
             }
             front.read = true;
             let take = bytes.min(front.bytes);
@@ -99,4 +106,37 @@ impl Sim {
         }
         self.charge(cpu, cost);
     }
+
+    /// A send that goes ahead on `cpu`, before its copy: on loopback TCP the data goes into
+    /// the sender's page frag (`tcp_sendmsg_locked()` → `skb_page_frag_refill()`). Once nothing
+    /// is queued, the skbs that held the frag page are freed and the refill hands the sender
+    /// the same page again (`page_ref_count() == 1`): if a reader on another CPU read it last,
+    /// the copy takes its lines back, a stream of `data_lines(bytes)` misses,
+    /// `stream_write_overlap` in flight. While messages are queued the frag is still referenced
+    /// and the copy goes to fresh lines. Either way the writer then holds them. Charges `cpu`;
+    /// returns nothing.
+    pub(crate) fn refill_frag(&mut self, cpu: usize, op: &wakesim_workloads::Op) {
+        let wakesim_workloads::Op::Send { chan: ch, bytes } = *op else { return };
+        let chan = &mut self.chans[ch as usize];
+        if !chan.frags {
+            return;
+        }
+        let reader = std::mem::replace(&mut chan.frag_reader, crate::state::NO_CPU);
+        if chan.bytes > 0 || reader == crate::state::NO_CPU || reader as usize == cpu {
+            return;
+        }
+        let line = self.line_xfer(cpu, reader as usize);
+        self.charge(cpu, streamed(data_lines(bytes), line, self.c.stream_write_overlap));
+    }
+}
+
+/// Cache lines `bytes` of data span (64-byte lines, from a line boundary).
+fn data_lines(bytes: u64) -> u64 {
+    bytes.div_ceil(64)
+}
+
+/// `n` line misses of `line` ns each with `overlap` of them in flight: `n × line / overlap`,
+/// rounded to the nearest ns.
+fn streamed(n: u64, line: Time, overlap: u64) -> Time {
+    (n * line + overlap / 2) / overlap
 }

@@ -238,6 +238,8 @@ impl Sim {
                     skb,
                     msg_cold: if skb { c.sock_msg_cold } else { 0 },
                     msg_lines: if skb { c.sock_msg_lines } else { c.pipe_msg_lines },
+                    frags: ch.kind == ChanKind::TcpLoopback,
+                    frag_reader: crate::state::NO_CPU,
                     ..Default::default()
                 }
             })

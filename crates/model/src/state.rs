@@ -502,6 +502,14 @@ pub struct Chan {
     pub msg_cold: Time,
     /// Lines a reader on another CPU pulls over per message (`pipe_msg_lines` / `sock_msg_lines`).
     pub msg_lines: u64,
+    /// Loopback TCP: each message's data sits in its sender's page frag (`sk_page_frag()`,
+    /// filled by `tcp_sendmsg_locked()`), a stream of lines apart from the skb: a reader on
+    /// another CPU streams them in (`stream_read_overlap`), and the sender reuses the page once
+    /// its skbs are freed (`skb_page_frag_refill()`), writing lines the reader last held
+    /// (`stream_write_overlap`). `frag_reader` is the CPU whose read last touched the frag
+    /// ([`NO_CPU`] when the writer holds it).
+    pub frags: bool,
+    pub frag_reader: u32,
     pub msgs: VecDeque<Msg>,
     /// Datagrams dropped because the buffer was full (`SendDgram`).
     pub dropped: u64,

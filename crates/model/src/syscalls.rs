@@ -214,6 +214,9 @@ impl Sim {
                     if let Some((chan, hold, owed)) = self.chan_op_work(op) {
                         self.tasks[t as usize].chan_work_owed = owed;
                         self.take_chan(cpu, op, chan, hold, self.c.syscall);
+                        if !owed {
+                            self.refill_frag(cpu, op);
+                        }
                     }
                 }
                 if let Some((fx, wait)) = op.as_ref().and_then(futex_op) {
@@ -241,6 +244,9 @@ impl Sim {
                     if let Some((chan, hold, owed)) = self.chan_op_work(&op) {
                         self.tasks[t as usize].chan_work_owed = owed;
                         self.take_chan(cpu, &op, chan, hold, 0);
+                        if !owed {
+                            self.refill_frag(cpu, &op);
+                        }
                     }
                 }
                 self.busy(cpu, 0, Frame::Sys { phase: SysPhase::Execute })
@@ -566,6 +572,7 @@ impl Sim {
                 }
             }
             self.charge(cpu, w);
+            self.refill_frag(cpu, op);
         }
     }
 }

@@ -14,6 +14,7 @@
 //! | the unix pair with ≥ 8 such caches' worth of skbs queued on one pinned thread | `sock_msg_cold` | minus the hot pair |
 //! | one cache line bounced between two pinned threads, per distance class | `line.<class>` | direct (half a round trip) |
 //! | a pipe / socketpair handed between two pinned threads (nearest pair), no sleeping, single messages and bursts of 16 | `pipe_lines`, `sock_lines`, `pipe_msg_lines`, `sock_msg_lines` | the burst's extra per message gives the message's lines; the rest of the single round trip, the channel's (`handoff` module doc) |
+//! | a 16 KiB buffer two pinned threads (nearest pair) take turns writing and reading, and the same copies on one CPU | `stream_write_overlap`, `stream_read_overlap` | 256 lines × line transfer / the extra copy time (`reuse` module doc) |
 //! | `taskset -c C perf bench sched pipe -T`, natively | `context_switch` | model solved to match |
 //! | the same with processes | `context_switch_mm` | model solved to match |
 //! | `taskset -c C hackbench -g 1 -l 200`, natively | `unix_send`, `unix_recv` (in place; step 4's split) | model solved to match |
@@ -105,7 +106,7 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
     // 8 one-CPU steps; per distance class the line, the pipe ping-pong and two futex wakes; the
     // nearest pair's two handoffs (or one line saying the cross-CPU part was skipped).
     // The background activity last.
-    let total = 9 + if pairs.is_empty() { 1 } else { 4 * pairs.len() + 2 };
+    let total = 9 + if pairs.is_empty() { 1 } else { 4 * pairs.len() + 3 };
     let mut p = wakesim_costs::profile_for("host")?;
     p.name = "host-calibrated".into();
     let mut notes: BTreeMap<String, String> = BTreeMap::new();
@@ -348,6 +349,26 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
                 }
                 table.push(Measured { what: format!("{kind} handed {a}<->{b}, 2 writes + 2 reads"), unit: "ns/rt", result: one });
                 table.push(Measured { what: format!("{kind} handed {a}<->{b}, bursts of {BURST}"), unit: "ns/rt", result: burst });
+            }
+            // Nearest pair only: a 16 KiB buffer the two CPUs take turns on, as a loopback TCP
+            // stream's page frag (reuse module doc): the misses a streaming copy overlaps.
+            progress(step, total, &format!("16 KiB buffer written on CPU {a} and read on {b} in turns"));
+            step += 1;
+            let turns = wakesim_hostbench::reuse::buffer_turns_ns(a, b, reps).map_err(|e| format!("skipped: {e}"));
+            if let Ok(turns) = &turns {
+                let fig = |i: usize| Summary::of(&turns.iter().filter_map(|t| [t.write_overlap, t.read_overlap][i]).collect::<Vec<_>>());
+                let lines = Summary::of(&turns.iter().map(|t| t.line).collect::<Vec<_>>()).map_or(f64::NAN, |s| s.median);
+                for (i, key) in ["stream_write_overlap", "stream_read_overlap"].into_iter().enumerate() {
+                    if let Some(s) = fig(i) {
+                        let v = (s.median.round() as u64).max(1);
+                        if key == "stream_write_overlap" { p.stream_write_overlap = v } else { p.stream_read_overlap = v }
+                        notes.insert(key.into(), format!("measured: 256 lines × each turn's line ({lines:.0} ns median) / (copy after the other CPU − copy on one CPU), {}", note(&s, "in flight")));
+                    }
+                }
+            }
+            for (i, what) in ["16 KiB write after the other CPU's read", "16 KiB read after the other CPU's write"].into_iter().enumerate() {
+                let r = turns.clone().and_then(|t| Summary::of(&t.iter().map(|t| [t.write, t.read][i]).collect::<Vec<_>>()).ok_or_else(|| "no figure".to_string()));
+                table.push(Measured { what: format!("{what} ({a}<->{b})"), unit: "ns", result: r });
             }
         }
         // The idle-target futex wake and a pipe ping-pong between two processes pinned to the same CPUs,

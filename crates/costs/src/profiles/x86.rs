@@ -241,6 +241,17 @@ pub(crate) fn generic() -> CostProfile {
         // DRAM, and the slab frees take their slow path. 600: a little under the VM's low end, as
         // bare-metal misses are cheaper than a guest's.
         sock_msg_cold: 600,
+        // [EST] Line misses in flight while a CPU streams through a buffer another CPU holds
+        // (a loopback TCP receiver copying out the sender's page frag; the sender writing the
+        // frag page its receiver has just read). Measured on one Milan guest (EPYC family 25
+        // model 1, the two vCPUs on different L3s, 207–235 ns a line): a 16 KiB copy takes
+        // 1.9–2.3 µs more than on one CPU when reading, 24–37 misses in flight, median 28,
+        // and 4.1–6.0 µs more when writing, 9–15 in flight, median 10.6 (`cargo run --release
+        // -p wakesim-hostbench --example buffer_turns`); with the vCPUs on one L3 (39 ns),
+        // 30–46 and 9–13. No published figure for these CPUs; `wakesim calibrate` measures the
+        // host's.
+        stream_read_overlap: 28,
+        stream_write_overlap: 10,
         // A FUTEX_WAIT whose word no longer matches (futex_wait_setup(): key, hash, bucket lock
         // and waiter count, get_user, unlock) measured 300–315 ns beside getppid's 160–173 on the
         // development VM (Sapphire Rapids, 6.18): ~140 beyond the syscall. Queueing the futex_q

@@ -4,5 +4,6 @@
 mod blocking_read;
 mod channel_lines;
 mod datagrams;
+mod frag_streams;
 mod message_lines;
 mod socket_queue;
