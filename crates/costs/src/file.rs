@@ -506,5 +506,16 @@ pub fn describe_cost(p: &CostProfile, key: &str) -> Option<String> {
         CostKey::Table(lines, _, entries) => entries.iter().map(|(n, get, _)| format!("{n} {}", get(lines(p)))).collect(),
         CostKey::IdleStates => p.idle_states.iter().filter(|s| s.exit_latency > 0).map(|s| format!("{} {}/{}", s.name, s.exit_latency, s.target_residency)).collect(),
     };
-    Some(format!("{} ns", parts.join(", ")))
+    Some(format!("{}{}", parts.join(", "), unit_of(key)))
+}
+
+/// The unit a key's value is in, as `describe_cost` prints it: most are ns; the line counts and
+/// the misses in flight are plain counts.
+fn unit_of(key: &str) -> &'static str {
+    match key {
+        k if k.ends_with("_lines") || k.ends_with("_overlap") => "",
+        "private_cache_bytes" => " B",
+        "copy_ps_per_byte" => " ps/B",
+        _ => " ns",
+    }
 }

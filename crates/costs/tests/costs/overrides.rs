@@ -286,4 +286,8 @@ fn describe_cost_shows_a_key_as_the_profile_holds_it() {
     let s = wakesim_costs::describe_cost(&p, "idle_states").unwrap();
     assert!(s.contains("C1 1000/2000") && !s.contains("POLL"), "{s}");
     assert!(wakesim_costs::describe_cost(&p, "no_such").is_none());
+    // Counts and sizes are not ns.
+    assert_eq!(wakesim_costs::describe_cost(&p, "sock_msg_lines").unwrap(), p.sock_msg_lines.to_string());
+    assert_eq!(wakesim_costs::describe_cost(&p, "stream_write_overlap").unwrap(), p.stream_write_overlap.to_string());
+    assert_eq!(wakesim_costs::describe_cost(&p, "private_cache_bytes").unwrap(), format!("{} B", p.private_cache_bytes));
 }
