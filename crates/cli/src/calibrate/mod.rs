@@ -103,10 +103,10 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
     let features = Features::for_kernel(wakesim_model::features::NEWEST_KERNEL).map_err(UserError)?;
     let cpus = sys::allowed_cpus();
     let pairs = distance_pairs(&machine, &cpus);
-    // 8 one-CPU steps; per distance class the line, the pipe ping-pong and two futex wakes; the
-    // nearest pair's two handoffs (or one line saying the cross-CPU part was skipped).
-    // The background activity last.
-    let total = 9 + if pairs.is_empty() { 1 } else { 4 * pairs.len() + 3 };
+    // 8 one-CPU steps; per distance class the line and two futex wakes (the idle one alternating
+    // with a pipe ping-pong); the nearest pair's two handoffs and its buffer turns (or one line
+    // saying the cross-CPU part was skipped). The background activity last.
+    let total = 9 + if pairs.is_empty() { 1 } else { 3 * pairs.len() + 3 };
     let mut p = wakesim_costs::profile_for("host")?;
     p.name = "host-calibrated".into();
     let mut notes: BTreeMap<String, String> = BTreeMap::new();
