@@ -102,6 +102,7 @@ const SCALARS: &[(&str, Get, Set)] = &[
     ("futex_lines", |p| p.futex_lines, |p, v| p.futex_lines = v),
     ("tcp_send", |p| p.tcp_send, |p, v| p.tcp_send = v),
     ("tcp_recv", |p| p.tcp_recv, |p, v| p.tcp_recv = v),
+    ("tcp_ack", |p| p.tcp_ack, |p, v| p.tcp_ack = v),
     ("udp_send", |p| p.udp_send, |p, v| p.udp_send = v),
     ("udp_recv", |p| p.udp_recv, |p, v| p.udp_recv = v),
     ("call_function", |p| p.call_function, |p, v| p.call_function = v),

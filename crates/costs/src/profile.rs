@@ -201,6 +201,12 @@ pub struct CostProfile {
     pub futex_lines: u64,
     pub tcp_send: u64,
     pub tcp_recv: u64,
+    /// A loopback TCP ACK processed from the sender's socket backlog: the receiver's ACK of a
+    /// message arrives while the sender is inside a send and owns its socket, so
+    /// `tcp_v4_rcv()` queues it (`tcp_add_backlog()`) and the sender runs
+    /// `tcp_rcv_established()` → `tcp_ack()` in its `release_sock()`. An ACK processed in the
+    /// receiver's softirq instead is part of `tcp_recv`.
+    pub tcp_ack: u64,
     pub udp_send: u64,
     pub udp_recv: u64,
     /// The parent's `fork()` of a new process (`kernel_clone()`: `copy_process()` with its

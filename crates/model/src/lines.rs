@@ -95,6 +95,14 @@ impl Sim {
             }
             if chan.frags {
                 chan.frag_reader = cpu as u32;
+                if !front.read {
+                    // The receiver ACKs the message (`tcp_cleanup_rbuf()`); its processing on
+                    // the sender's socket goes to the backlog while the sender owns it.
+                    let w = chan.writer;
+                    if w != crate::state::NO_TASK && self.tasks[w as usize].sock_owned == ch {
+                        self.tasks[w as usize].backlog += self.c.tcp_ack;
+                    }
+                }
             }
             front.read = true;
             let take = bytes.min(front.bytes);
@@ -139,4 +147,27 @@ fn data_lines(bytes: u64) -> u64 {
 /// rounded to the nearest ns.
 fn streamed(n: u64, line: Time, overlap: u64) -> Time {
     (n * line + overlap / 2) / overlap
+}
+
+impl Sim {
+    /// A loopback TCP send that goes ahead takes its socket (`lock_sock()` in `tcp_sendmsg()`):
+    /// until task `t` is back in user space (or sleeps for buffer space), an ACK of its data
+    /// goes to the socket's backlog (`tcp_v4_rcv()` → `tcp_add_backlog()`), not to the
+    /// receiver's softirq. Charges nothing.
+    pub(crate) fn lock_sock(&mut self, t: crate::state::TaskId, op: &wakesim_workloads::Op) {
+        if let wakesim_workloads::Op::Send { chan, .. } = *op {
+            if self.chans[chan as usize].frags {
+                self.tasks[t as usize].sock_owned = chan;
+            }
+        }
+    }
+
+    /// `release_sock()` before task `t` sleeps on `cpu`: the socket is released and its
+    /// backlog's ACKs run first. Charges `cpu`; returns nothing.
+    pub(crate) fn release_sock(&mut self, cpu: usize, t: crate::state::TaskId) {
+        let task = &mut self.tasks[t as usize];
+        task.sock_owned = crate::state::NO_CHAN;
+        let backlog = std::mem::take(&mut task.backlog);
+        self.charge(cpu, backlog);
+    }
 }

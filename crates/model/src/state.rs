@@ -13,6 +13,8 @@ use wakesim_machine::CpuSet;
 pub type TaskId = u32;
 pub const NO_TASK: TaskId = u32::MAX;
 pub const NO_CPU: u32 = u32::MAX;
+/// No channel (`Task::sock_owned`).
+pub const NO_CHAN: u32 = u32::MAX;
 
 /// `p->__state`, reduced to what the wakeup path distinguishes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -123,6 +125,11 @@ pub struct Task {
     /// The pipe/socket op in progress was charged only its check before sleeping
     /// (`Chan::wait_cost`): if it goes ahead after all, its work is still owed.
     pub chan_work_owed: bool,
+    /// The loopback TCP channel whose socket this task owns (`lock_sock()` inside a send that
+    /// goes ahead), [`NO_CHAN`] outside one; and the ACK work queued on that socket's backlog
+    /// meanwhile, which the task runs in `release_sock()` on its way back to user space.
+    pub sock_owned: u32,
+    pub backlog: Time,
     /// Called functions this task still waits for (`csd_lock_wait()` on each).
     pub csd_pending: u32,
     /// Tasks a futex wake, barrier release or unlock is waking, one try_to_wake_up each.
@@ -332,6 +339,8 @@ impl Task {
             sys_wake: NO_TASK,
             sys_wake_sync: false,
             chan_work_owed: false,
+            sock_owned: NO_CHAN,
+            backlog: 0,
             csd_pending: 0,
             wake_list: VecDeque::new(),
             timer_next: 0,
@@ -510,6 +519,8 @@ pub struct Chan {
     /// ([`NO_CPU`] when the writer holds it).
     pub frags: bool,
     pub frag_reader: u32,
+    /// The task whose send queued the newest message ([`NO_TASK`] before any).
+    pub writer: TaskId,
     pub msgs: VecDeque<Msg>,
     /// Datagrams dropped because the buffer was full (`SendDgram`).
     pub dropped: u64,

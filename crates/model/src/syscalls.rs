@@ -122,6 +122,13 @@ impl Sim {
     /// Bottom frame of a task: interprets its program until it computes or enters the kernel.
     pub(crate) fn user_frame(&mut self, cpu: usize) -> Flow {
         let t = self.curr(cpu);
+        // Back from a loopback TCP send: `__release_sock()` runs the ACKs queued on the backlog,
+        // still owning the socket (ACKs arriving meanwhile join the backlog), then releases it.
+        let backlog = std::mem::take(&mut self.tasks[t as usize].backlog);
+        if backlog > 0 {
+            return self.busy(cpu, backlog, Frame::User);
+        }
+        self.tasks[t as usize].sock_owned = crate::state::NO_CHAN;
         if self.cpu_spin_resumable(t) {
             // Its lock was released while it was away from user space: the spin loop's next
             // trylock comes at once.
@@ -216,6 +223,7 @@ impl Sim {
                         self.take_chan(cpu, op, chan, hold, self.c.syscall);
                         if !owed {
                             self.refill_frag(cpu, op);
+                            self.lock_sock(t, op);
                         }
                     }
                 }
@@ -246,6 +254,7 @@ impl Sim {
                         self.take_chan(cpu, &op, chan, hold, 0);
                         if !owed {
                             self.refill_frag(cpu, &op);
+                            self.lock_sock(t, &op);
                         }
                     }
                 }
@@ -312,6 +321,8 @@ impl Sim {
                         return Flow::Pop;
                     }
                     ch.writers.push_back(t);
+                    // sk_stream_wait_memory() sleeps with the socket released.
+                    self.release_sock(cpu, t);
                     return self.block(cpu, t, SysPhase::ChanRelock);
                 }
                 ch.bytes += bytes;
@@ -324,6 +335,7 @@ impl Sim {
                 let stamp = self.msg_written[cpu];
                 self.msg_written[cpu] += if ch.skb { unix_skb_truesize(bytes) } else { bytes };
                 ch.msgs.push_back(Msg { cpu: cpu as u32, stamp, bytes, read: false });
+                ch.writer = t;
                 self.tasks[t as usize].pc += 1;
                 let sync = ch.sync;
                 if let Some(r) = ch.readers.pop_front() {

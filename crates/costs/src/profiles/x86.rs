@@ -274,6 +274,12 @@ pub(crate) fn generic() -> CostProfile {
         // 2.25 / 0.39 µs for UDP, beyond the syscall and copy): the sender does 84–85 %.
         tcp_send: 2_950,
         tcp_recv: 550,
+        // [EST] `perf record -a -g` of a native 16 KiB loopback TCP_STREAM on a Milan guest
+        // (6.18) put 86 % of `tcp_ack()` under the sender's `tcp_sendmsg()` →
+        // `__release_sock()`, 2.0–2.4 µs per message (1.1 µs at 1 KiB sends, 3.4 µs at 64 KiB;
+        // docs/accuracy.md); the one-thread calibration's ACKs cost ~0.3 µs and stay in
+        // `tcp_send`/`tcp_recv`. No bare-metal figure found.
+        tcp_ack: 2_000,
         udp_send: 1_870,
         udp_recv: 330,
         // [EST] csd lock + setup on the sender; the ipistorm handler does nothing.

@@ -7,3 +7,4 @@ mod datagrams;
 mod frag_streams;
 mod message_lines;
 mod socket_queue;
+mod tcp_backlog;

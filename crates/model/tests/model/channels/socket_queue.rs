@@ -26,12 +26,13 @@ fn stream(kind: ChanKind) -> Workload {
 }
 
 /// Nanoseconds per message and the receiver's blocks, with every socket op's own work set to
-/// `send` and `recv` ns.
+/// `send` and `recv` ns (and no TCP ACK work on the sender's backlog: `tcp_backlog`).
 fn per_message(kind: ChanKind, send: Time, recv: Time) -> (f64, u64) {
     let r = sim_with("test-2x4", &stream(kind), 1, |cfg| {
         let c = &mut cfg.costs;
         (c.unix_send, c.tcp_send, c.udp_send) = (send, send, send);
         (c.unix_recv, c.tcp_recv, c.udp_recv) = (recv, recv, recv);
+        c.tcp_ack = 0;
     })
     .run();
     assert!(!r.outcome.capped, "the stream finishes");
