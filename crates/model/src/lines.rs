@@ -92,17 +92,14 @@ impl Sim {
                         cost += streamed(data_lines(front.bytes), line, self.c.stream_read_overlap);
                     }
                 }
+                // The receiver ACKs a TCP message (`tcp_cleanup_rbuf()`); its processing on the
+                // sender's socket goes to the backlog while the sender owns it.
+                if chan.frags && self.tasks[front.writer as usize].sock_owned == ch {
+                    self.tasks[front.writer as usize].backlog += self.c.tcp_ack;
+                }
             }
             if chan.frags {
                 chan.frag_reader = cpu as u32;
-                if !front.read {
-                    // The receiver ACKs the message (`tcp_cleanup_rbuf()`); its processing on
-                    // the sender's socket goes to the backlog while the sender owns it.
-                    let w = chan.writer;
-                    if w != crate::state::NO_TASK && self.tasks[w as usize].sock_owned == ch {
-                        self.tasks[w as usize].backlog += self.c.tcp_ack;
-                    }
-                }
             }
             front.read = true;
             let take = bytes.min(front.bytes);
@@ -115,20 +112,24 @@ impl Sim {
         self.charge(cpu, cost);
     }
 
-    /// A send that goes ahead on `cpu`, before its copy: on loopback TCP the data goes into
-    /// the sender's page frag (`tcp_sendmsg_locked()` → `skb_page_frag_refill()`). Once nothing
-    /// is queued, the skbs that held the frag page are freed and the refill hands the sender
-    /// the same page again (`page_ref_count() == 1`): if a reader on another CPU read it last,
-    /// the copy takes its lines back, a stream of `data_lines(bytes)` misses,
-    /// `stream_write_overlap` in flight. While messages are queued the frag is still referenced
-    /// and the copy goes to fresh lines. Either way the writer then holds them. Charges `cpu`;
-    /// returns nothing.
-    pub(crate) fn refill_frag(&mut self, cpu: usize, op: &wakesim_workloads::Op) {
+    /// A send of task `t` that goes ahead on `cpu`, before its copy. On loopback TCP,
+    /// `tcp_sendmsg()` takes the socket (`lock_sock()`): until `t` is back in user space or
+    /// sleeps for buffer space, an ACK of its data goes to the socket's backlog
+    /// (`tcp_v4_rcv()` → `tcp_add_backlog()`), not to the receiver's softirq. Then
+    /// `tcp_sendmsg_locked()` puts the data in the sender's page frag
+    /// (`skb_page_frag_refill()`). Once nothing is queued, the skbs that held the frag page are
+    /// freed and the refill hands the sender the same page again (`page_ref_count() == 1`): if
+    /// a reader on another CPU read it last, the copy takes its lines back, a stream of
+    /// `data_lines(bytes)` misses, `stream_write_overlap` in flight. While messages are queued
+    /// the frag is still referenced and the copy goes to fresh lines. Either way the writer
+    /// then holds them. Charges `cpu`; returns nothing.
+    pub(crate) fn tcp_sendmsg(&mut self, cpu: usize, t: crate::state::TaskId, op: &wakesim_workloads::Op) {
         let wakesim_workloads::Op::Send { chan: ch, bytes } = *op else { return };
         let chan = &mut self.chans[ch as usize];
         if !chan.frags {
             return;
         }
+        self.tasks[t as usize].sock_owned = ch;
         let reader = std::mem::replace(&mut chan.frag_reader, crate::state::NO_CPU);
         if chan.bytes > 0 || reader == crate::state::NO_CPU || reader as usize == cpu {
             return;
@@ -150,18 +151,6 @@ fn streamed(n: u64, line: Time, overlap: u64) -> Time {
 }
 
 impl Sim {
-    /// A loopback TCP send that goes ahead takes its socket (`lock_sock()` in `tcp_sendmsg()`):
-    /// until task `t` is back in user space (or sleeps for buffer space), an ACK of its data
-    /// goes to the socket's backlog (`tcp_v4_rcv()` → `tcp_add_backlog()`), not to the
-    /// receiver's softirq. Charges nothing.
-    pub(crate) fn lock_sock(&mut self, t: crate::state::TaskId, op: &wakesim_workloads::Op) {
-        if let wakesim_workloads::Op::Send { chan, .. } = *op {
-            if self.chans[chan as usize].frags {
-                self.tasks[t as usize].sock_owned = chan;
-            }
-        }
-    }
-
     /// `release_sock()` before task `t` sleeps on `cpu`: the socket is released and its
     /// backlog's ACKs run first. Charges `cpu`; returns nothing.
     pub(crate) fn release_sock(&mut self, cpu: usize, t: crate::state::TaskId) {

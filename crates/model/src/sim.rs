@@ -240,7 +240,6 @@ impl Sim {
                     msg_lines: if skb { c.sock_msg_lines } else { c.pipe_msg_lines },
                     frags: ch.kind == ChanKind::TcpLoopback,
                     frag_reader: crate::state::NO_CPU,
-                    writer: crate::state::NO_TASK,
                     ..Default::default()
                 }
             })

@@ -519,8 +519,6 @@ pub struct Chan {
     /// ([`NO_CPU`] when the writer holds it).
     pub frags: bool,
     pub frag_reader: u32,
-    /// The task whose send queued the newest message ([`NO_TASK`] before any).
-    pub writer: TaskId,
     pub msgs: VecDeque<Msg>,
     /// Datagrams dropped because the buffer was full (`SendDgram`).
     pub dropped: u64,
@@ -539,12 +537,13 @@ impl Chan {
     }
 }
 
-/// A message queued on a channel: its writer's CPU and the CPU's message-memory count
+/// A message queued on a channel: its writer's CPU and task, the CPU's message-memory count
 /// (`Sim::msg_written`) when it was written, its unread bytes, and whether a read has touched
 /// it (a partly read message is in the reader's cache).
 #[derive(Clone, Copy, Debug)]
 pub struct Msg {
     pub cpu: u32,
+    pub writer: TaskId,
     pub stamp: u64,
     pub bytes: u64,
     pub read: bool,

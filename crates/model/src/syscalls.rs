@@ -124,11 +124,15 @@ impl Sim {
         let t = self.curr(cpu);
         // Back from a loopback TCP send: `__release_sock()` runs the ACKs queued on the backlog,
         // still owning the socket (ACKs arriving meanwhile join the backlog), then releases it.
-        let backlog = std::mem::take(&mut self.tasks[t as usize].backlog);
-        if backlog > 0 {
-            return self.busy(cpu, backlog, Frame::User);
+        // Only a socket's owner has a backlog.
+        let task = &mut self.tasks[t as usize];
+        if task.sock_owned != crate::state::NO_CHAN {
+            let backlog = std::mem::take(&mut task.backlog);
+            if backlog > 0 {
+                return self.busy(cpu, backlog, Frame::User);
+            }
+            task.sock_owned = crate::state::NO_CHAN;
         }
-        self.tasks[t as usize].sock_owned = crate::state::NO_CHAN;
         if self.cpu_spin_resumable(t) {
             // Its lock was released while it was away from user space: the spin loop's next
             // trylock comes at once.
@@ -222,8 +226,7 @@ impl Sim {
                         self.tasks[t as usize].chan_work_owed = owed;
                         self.take_chan(cpu, op, chan, hold, self.c.syscall);
                         if !owed {
-                            self.refill_frag(cpu, op);
-                            self.lock_sock(t, op);
+                            self.tcp_sendmsg(cpu, t, op);
                         }
                     }
                 }
@@ -253,8 +256,7 @@ impl Sim {
                         self.tasks[t as usize].chan_work_owed = owed;
                         self.take_chan(cpu, &op, chan, hold, 0);
                         if !owed {
-                            self.refill_frag(cpu, &op);
-                            self.lock_sock(t, &op);
+                            self.tcp_sendmsg(cpu, t, &op);
                         }
                     }
                 }
@@ -334,8 +336,7 @@ impl Sim {
                 let ch = &mut self.chans[chan as usize];
                 let stamp = self.msg_written[cpu];
                 self.msg_written[cpu] += if ch.skb { unix_skb_truesize(bytes) } else { bytes };
-                ch.msgs.push_back(Msg { cpu: cpu as u32, stamp, bytes, read: false });
-                ch.writer = t;
+                ch.msgs.push_back(Msg { cpu: cpu as u32, writer: t, stamp, bytes, read: false });
                 self.tasks[t as usize].pc += 1;
                 let sync = ch.sync;
                 if let Some(r) = ch.readers.pop_front() {
@@ -584,7 +585,7 @@ impl Sim {
                 }
             }
             self.charge(cpu, w);
-            self.refill_frag(cpu, op);
+            self.tcp_sendmsg(cpu, t, op);
         }
     }
 }

@@ -354,21 +354,22 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
             // stream's page frag (reuse module doc): the misses a streaming copy overlaps.
             progress(step, total, &format!("16 KiB buffer written on CPU {a} and read on {b} in turns"));
             step += 1;
-            let turns = wakesim_hostbench::reuse::buffer_turns_ns(a, b, reps).map_err(|e| format!("skipped: {e}"));
-            if let Ok(turns) = &turns {
-                let fig = |i: usize| Summary::of(&turns.iter().filter_map(|t| [t.write_overlap, t.read_overlap][i]).collect::<Vec<_>>());
-                let lines = Summary::of(&turns.iter().map(|t| t.line).collect::<Vec<_>>()).map_or(f64::NAN, |s| s.median);
-                for (i, key) in ["stream_write_overlap", "stream_read_overlap"].into_iter().enumerate() {
-                    if let Some(s) = fig(i) {
-                        let v = (s.median.round() as u64).max(1);
-                        if key == "stream_write_overlap" { p.stream_write_overlap = v } else { p.stream_read_overlap = v }
-                        notes.insert(key.into(), format!("measured: 256 lines × each turn's line ({lines:.0} ns median) / (copy after the other CPU − copy on one CPU), {}", note(&s, "in flight")));
-                    }
+            use wakesim_hostbench::reuse::{buffer_turns_ns, Turns};
+            let turns = buffer_turns_ns(a, b, reps).map_err(|e| format!("skipped: {e}"));
+            let of = |f: fn(&Turns) -> Option<f64>| turns.as_ref().ok().and_then(|ts| Summary::of(&ts.iter().filter_map(f).collect::<Vec<_>>()));
+            let lines = of(|t| Some(t.line)).map_or(f64::NAN, |s| s.median);
+            for (key, overlap, field) in [
+                ("stream_write_overlap", of(|t| t.write_overlap), &mut p.stream_write_overlap),
+                ("stream_read_overlap", of(|t| t.read_overlap), &mut p.stream_read_overlap),
+            ] {
+                if let Some(s) = overlap {
+                    *field = (s.median.round() as u64).max(1);
+                    notes.insert(key.into(), format!("measured: 256 lines × each turn's line ({lines:.0} ns median) / (copy after the other CPU − copy on one CPU), {}", note(&s, "in flight")));
                 }
             }
-            for (i, what) in ["16 KiB write after the other CPU's read", "16 KiB read after the other CPU's write"].into_iter().enumerate() {
-                let r = turns.clone().and_then(|t| Summary::of(&t.iter().map(|t| [t.write, t.read][i]).collect::<Vec<_>>()).ok_or_else(|| "no figure".to_string()));
-                table.push(Measured { what: format!("{what} ({a}<->{b})"), unit: "ns", result: r });
+            for (what, copy) in [("16 KiB write after the other CPU's read", of(|t| Some(t.write))), ("16 KiB read after the other CPU's write", of(|t| Some(t.read)))] {
+                let result = turns.as_ref().map_err(Clone::clone).and_then(|_| copy.ok_or_else(|| "no figure".to_string()));
+                table.push(Measured { what: format!("{what} ({a}<->{b})"), unit: "ns", result });
             }
         }
         // The idle-target futex wake and a pipe ping-pong between two processes pinned to the same CPUs,

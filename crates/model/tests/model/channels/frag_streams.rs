@@ -5,7 +5,6 @@
 //! flight. Pipes and unix sockets keep their per-message line count (`message_lines`).
 use crate::common::*;
 use wakesim_engine::Time;
-use wakesim_machine::CpuSet;
 use wakesim_workloads::{ChanKind, ChannelSpec, Dur, Op, TaskSpec, Workload};
 
 const MSGS: u64 = 32;
@@ -15,12 +14,6 @@ const QUEUED: u64 = 16;
 const BYTES: u64 = 16 << 10;
 /// 64-byte lines in one message.
 const LINES: u64 = BYTES / 64;
-
-fn pinned(name: &str, prog: Vec<Op>, cpu: usize) -> TaskSpec {
-    let mut t = TaskSpec::new(name, prog);
-    t.allowed = Some(CpuSet::from_cpus([cpu]));
-    t
-}
 
 fn chans(kind: ChanKind, n: usize) -> Vec<ChannelSpec> {
     (0..n).map(|i| ChannelSpec { name: format!("c{i}"), kind, capacity: u64::MAX / 2 }).collect()
@@ -37,7 +30,7 @@ fn queued_then_drained(kind: ChanKind) -> Workload {
         Op::Exit,
     ];
     let writer = vec![Op::LoopStart { count: QUEUED, end: 2 }, Op::Send { chan: 0, bytes: BYTES }, Op::LoopEnd { start: 0 }, Op::Exit];
-    let tasks = vec![pinned("reader", reader, 0), pinned("writer", writer, 2)];
+    let tasks = vec![pinned(TaskSpec::new("reader", reader), &[0]), pinned(TaskSpec::new("writer", writer), &[2])];
     Workload { name: "queued".into(), tasks, channels: chans(kind, 1), futexes: 0, reporter: Box::new(Elapsed), duration: None }
 }
 
@@ -58,7 +51,7 @@ fn request_response(kind: ChanKind, server_cpu: usize) -> Workload {
         Op::LoopEnd { start: 0 },
         Op::Exit,
     ];
-    let tasks = vec![pinned("client", client, 2), pinned("server", server, server_cpu)];
+    let tasks = vec![pinned(TaskSpec::new("client", client), &[2]), pinned(TaskSpec::new("server", server), &[server_cpu])];
     Workload { name: "rr".into(), tasks, channels: chans(kind, 2), futexes: 0, reporter: Box::new(Elapsed), duration: None }
 }
 

@@ -4,7 +4,6 @@
 //! `release_sock()`; otherwise the receiver's softirq runs it, inside `tcp_recv`.
 use crate::common::*;
 use wakesim_engine::Time;
-use wakesim_machine::CpuSet;
 use wakesim_workloads::{ChanKind, ChannelSpec, Op, TaskSpec, Workload};
 
 const MSGS: u64 = 64;
@@ -12,17 +11,6 @@ const BYTES: u64 = 16 << 10;
 /// An ACK cost far above every other per-message cost, so that the count of ACKs shows in a
 /// CPU's busy time through the other costs' changes with the timing.
 const ACK: Time = 500_000;
-
-fn pinned(name: &str, prog: Vec<Op>, cpu: usize) -> TaskSpec {
-    let mut t = TaskSpec::new(name, prog);
-    t.allowed = Some(CpuSet::from_cpus([cpu]));
-    t
-}
-
-fn looped(ops: Vec<Op>) -> Vec<Op> {
-    let n = ops.len() as u32;
-    [vec![Op::LoopStart { count: MSGS, end: n + 1 }], ops, vec![Op::LoopEnd { start: 0 }, Op::Exit]].concat()
-}
 
 fn workload(kind: ChanKind, tasks: Vec<TaskSpec>, chans: usize) -> Workload {
     let channels = (0..chans).map(|i| ChannelSpec { name: format!("c{i}"), kind, capacity: 4 * BYTES }).collect();
@@ -32,8 +20,8 @@ fn workload(kind: ChanKind, tasks: Vec<TaskSpec>, chans: usize) -> Workload {
 /// A sender on CPU 2 streaming 16 KiB messages to a receiver on CPU 0.
 fn stream(kind: ChanKind) -> Workload {
     let tasks = vec![
-        pinned("receiver", looped(vec![Op::Recv { chan: 0, bytes: BYTES }]), 0),
-        pinned("sender", looped(vec![Op::Send { chan: 0, bytes: BYTES }]), 2),
+        pinned(TaskSpec::new("receiver", looped(MSGS, vec![Op::Recv { chan: 0, bytes: BYTES }])), &[0]),
+        pinned(TaskSpec::new("sender", looped(MSGS, vec![Op::Send { chan: 0, bytes: BYTES }])), &[2]),
     ];
     workload(kind, tasks, 1)
 }
@@ -41,8 +29,8 @@ fn stream(kind: ChanKind) -> Workload {
 /// A client on CPU 2 sending 16 KiB requests and waiting for 1-byte answers from CPU 0.
 fn request_response(kind: ChanKind) -> Workload {
     let tasks = vec![
-        pinned("server", looped(vec![Op::Recv { chan: 0, bytes: BYTES }, Op::Send { chan: 1, bytes: 1 }]), 0),
-        pinned("client", looped(vec![Op::Send { chan: 0, bytes: BYTES }, Op::Recv { chan: 1, bytes: 1 }]), 2),
+        pinned(TaskSpec::new("server", looped(MSGS, vec![Op::Recv { chan: 0, bytes: BYTES }, Op::Send { chan: 1, bytes: 1 }])), &[0]),
+        pinned(TaskSpec::new("client", looped(MSGS, vec![Op::Send { chan: 0, bytes: BYTES }, Op::Recv { chan: 1, bytes: 1 }])), &[2]),
     ];
     workload(kind, tasks, 2)
 }
