@@ -16,6 +16,8 @@ pub(crate) fn altra() -> CostProfile {
             // https://en.wikichip.org/w/index.php?title=arm_holdings/microarchitectures/neoverse_n1&oldid=86847]
             local: 2,        // own line: an L1/L2 hit
             smt: 83,         // no SMT on N1: unused; set to the cluster figure
+            // The BIOS's NUMA-off (monolithic) mode measures 93 and 181 ns for the same pairs
+            // (KCORES, "NUMA-off" file); which mode the published boxes ran is not documented.
             cluster: 83,     // Altra Q80-30 DSU pair median 83 ns (KCORES/core-to-core-latency-plus, 2-node mode)
             llc: 158,        // no CPU-side shared cache (32 MB SLC is memory-side): as cross_llc
             cross_llc: 158,  // Altra other cores in the socket median 158 ns (KCORES)
@@ -44,7 +46,12 @@ pub(crate) fn altra() -> CostProfile {
         // Graviton2's core-to-core figures (30–57 ns, nviennot/core-to-core-latency) are also below
         // the Altra ones above (83/158 ns, KCORES). Not a measurement of the Altra itself.
         // WFI: drivers/cpuidle/cpuidle-psci.c / dt_idle_states state 0 "WFI", exit_latency 1 µs,
-        // target_residency 1 µs. Not polling.
+        // target_residency 1 µs. Not polling. Ampere's reference firmware (Mt. Jade,
+        // tianocore/edk2-platforms Platform/Ampere/JadePkg/AcpiTables/CPU.asi) also declares an
+        // ACPI _LPI "Standby" state per core, 2,900 µs wake latency and 1 µs residency, enabled by
+        // the setup option "LPI Support" (default on). No production box's tables were found,
+        // so it is left out; the menu governor would take it for a predicted idle of 2.9 ms and
+        // more (or sooner with the tick stopped), which the published rows' µs-scale idles are not.
         idle_states: vec![IdleState {
             name: "WFI".into(),
             exit_latency: 1_000,
