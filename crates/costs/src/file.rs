@@ -109,6 +109,8 @@ const SCALARS: &[(&str, Get, Set)] = &[
     ("fork", |p| p.fork, |p, v| p.fork = v),
     ("clone_thread", |p| p.clone_thread, |p, v| p.clone_thread = v),
     ("enqueue_lines", |p| p.enqueue_lines, |p, v| p.enqueue_lines = v),
+    ("group_enqueue_lines", |p| p.group_enqueue_lines, |p, v| p.group_enqueue_lines = v),
+    ("task_sched_lines", |p| p.task_sched_lines, |p, v| p.task_sched_lines = v),
 ];
 
 type LineGet = fn(&LineCosts) -> u64;

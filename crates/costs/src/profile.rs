@@ -105,10 +105,18 @@ pub struct CostProfile {
     pub enqueue: u64,
     /// `dequeue_task_fair()`.
     pub dequeue: u64,
-    /// Distinct cache lines of a runqueue that an enqueue plus preemption check touches (rq
-    /// lock, nr_running/clock, cfs_rq load and PELT sums, tree root, curr's entity): a waker
-    /// enqueueing on a remote rq pays a line transfer for each. A count, not ns.
+    /// Distinct cache lines of a runqueue, besides its lock's, that a wakeup's enqueue plus
+    /// preemption check touches (the rq's clock, curr, cfs_tasks and idle_stamp lines, the root
+    /// cfs_rq's sums, tree, PELT and removed lines): a waker enqueueing on a remote rq pays a
+    /// line transfer for each. A count, not ns.
     pub enqueue_lines: u64,
+    /// The lines of one task-group level on that CPU (the group's cfs_rq and its scheduling
+    /// entity in the root cfs_rq) that the same enqueue touches for a task in a task group. A
+    /// count.
+    pub group_enqueue_lines: u64,
+    /// A task's own scheduling lines (`p->on_rq`, `p->se`, `p->sched_info`), written by the CPU
+    /// that last enqueued or ran it: the next CPU to do either pulls them over. A count.
+    pub task_sched_lines: u64,
     /// `wakeup_preempt()` check.
     pub wakeup_preempt: u64,
     /// `pick_next_task_fair()` without balancing.

@@ -3,7 +3,8 @@
 //! (`update_tg_load_avg` on the shared `tg->load_avg` line) and `set_task_cpu()`.
 
 use crate::sim::Sim;
-use crate::state::{TaskId, NO_TASK};
+use crate::state::{TaskId, NO_CPU, NO_TASK};
+use wakesim_engine::Time;
 use wakesim_engine::invariant;
 
 impl Sim {
@@ -75,6 +76,26 @@ impl Sim {
         let transfer = self.line_xfer(cpu, self.tg_line.line.owner as usize);
         let cost = self.tg_line.read(cpu, self.now(), transfer);
         self.charge(cpu, cost);
+    }
+
+    /// The lines of `target`'s runqueue that a wakeup's enqueue touches (`enqueue_lines`), plus
+    /// one task-group level's (`group_enqueue_lines`: the group's cfs_rq and entity there) for a
+    /// task in a task group: `update_rq_clock()`, `enqueue_task_fair()`'s walk up the
+    /// hierarchy and `wakeup_preempt()`. Counted on the kernel's struct layouts (cost profile).
+    pub(crate) fn enqueue_line_count(&self, p: TaskId) -> u64 {
+        self.c.enqueue_lines + if self.in_task_group(p) { self.c.group_enqueue_lines } else { 0 }
+    }
+
+    /// `cpu` enqueues or switches to `p` (`enqueue_entity()`, `set_next_entity()`,
+    /// `sched_info_enqueue()`/`_arrive()`): it writes the task's own scheduling lines, pulling them
+    /// from the CPU that wrote them last unless it holds them already. Returns the transfers'
+    /// cost; `p`'s lines are then on `cpu`.
+    pub(crate) fn take_task_lines(&mut self, cpu: usize, p: TaskId) -> Time {
+        let from = std::mem::replace(&mut self.tasks[p as usize].sched_lines, cpu as u32);
+        if from == NO_CPU || from as usize == cpu {
+            return 0;
+        }
+        self.c.task_sched_lines * self.line_xfer(cpu, from as usize)
     }
 
     /// Writes `rd->overloaded` from `cpu`, paying the transfer of the root-domain line.

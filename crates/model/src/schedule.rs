@@ -111,6 +111,11 @@ impl Sim {
                     }
                     self.cpus[cpu].active_mm = Some(mm);
                 }
+                if !next_task.is_idle {
+                    // set_next_entity(), sched_info_arrive(): a task another CPU enqueued comes
+                    // with its lines there.
+                    cost += self.take_task_lines(cpu, nxt);
+                }
                 let pen = std::mem::take(&mut self.tasks[nxt as usize].migrate_penalty);
                 self.wake.cost_migration += pen;
                 self.busy(cpu, cost + pen, fr(SchedPhase::FinishSwitch, nxt))

@@ -108,6 +108,9 @@ pub struct Task {
     pub compute_left: Time,
     /// Cold-cache penalty to pay at the next switch-in, ns.
     pub migrate_penalty: Time,
+    /// The CPU whose cache holds the task's scheduling lines (`p->on_rq`, `p->se`,
+    /// `p->sched_info`): the last to enqueue or run it. [`NO_CPU`] before it first runs.
+    pub sched_lines: u32,
     /// p->sched_remote_wakeup.
     pub remote_wakeup: bool,
     /// When the current wakeup started (try_to_wake_up entry), for the wakeup latency.
@@ -329,6 +332,7 @@ impl Task {
             stack: Vec::with_capacity(8),
             compute_left: 0,
             migrate_penalty: 0,
+            sched_lines: NO_CPU,
             remote_wakeup: false,
             wake_start: 0,
             enqueued_at: 0,

@@ -110,7 +110,8 @@ impl Sim {
                     self.wake.remote_enqueue += 1;
                 }
                 self.wake.direct_enqueue += 1;
-                let cost = self.c.enqueue + self.c.wakeup_preempt + self.c.enqueue_lines * line;
+                let lines = self.enqueue_line_count(p) * line + self.take_task_lines(cpu, p);
+                let cost = self.c.enqueue + self.c.wakeup_preempt + lines;
                 self.busy(cpu, cost, fr(TtwuPhase::Activate, target))
             }
             TtwuPhase::Activate => {
@@ -371,8 +372,14 @@ impl Sim {
                 self.busy(cpu, self.c.csd_flush, Frame::Csd { phase: CsdPhase::FuncsDone })
             }
             CsdPhase::RqLocked => {
-                let n = self.cpus[cpu].csd.iter().filter(|c| matches!(c, Csd::Ttwu(_))).count() as u64;
-                let cost = self.c.csd_flush + n * (self.c.enqueue + self.c.wakeup_preempt);
+                let mut cost = self.c.csd_flush;
+                for i in 0..self.cpus[cpu].csd.len() {
+                    if let Csd::Ttwu(p) = self.cpus[cpu].csd[i] {
+                        // sched_ttwu_pending(): the target enqueues on its own rq, pulling only
+                        // the wakee's own lines (none if it last ran here).
+                        cost += self.c.enqueue + self.c.wakeup_preempt + self.take_task_lines(cpu, p);
+                    }
+                }
                 self.busy(cpu, cost, Frame::Csd { phase: CsdPhase::Activate })
             }
             CsdPhase::Activate => {

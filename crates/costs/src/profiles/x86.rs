@@ -190,12 +190,23 @@ pub(crate) fn generic() -> CostProfile {
         tg_load_update: 60,
         migration_penalty: x86_migration_penalty(2_000),
         smt_throughput: 1.15, // the kernel's old smt_gain 1178/1024 = 1.15 (removed by 765d0af19f5f)
-        // [EST] ttwu_queue() without the wakelist: "lock remote rq + enqueue + resched" writes
-        // the rq lock line, the rq hot line (nr_running, clock), the cfs_rq's load/avg and tree
-        // lines and reads
-        // curr's entity: about six lines that the target CPU owns (Peter Zijlstra: the reason
-        // not to queue within an LLC was "cache bouncing", LKML).
-        enqueue_lines: 6,
+        // ttwu_queue() without the wakelist (Peter Zijlstra: the reason not to queue within an
+        // LLC was "cache bouncing", LKML): the lines of the target's rq that update_rq_clock(),
+        // ttwu_do_activate() and enqueue_task_fair() read or write, counted on the layouts of
+        // struct rq, cfs_rq and sched_entity in v6.18's BTF (`pahole -C rq
+        // /sys/kernel/btf/vmlinux`, x86-64; docs/accuracy.md, "The lines of a remote enqueue").
+        // rq: curr/idle/leaf_cfs_rq_list (2688), clock_update_flags/clock (2752), clock_task/
+        // clock_pelt (2816), cpu/cfs_tasks (2944), idle_stamp/avg_idle (3200); the root cfs_rq:
+        // load/nr_queued/sums/tree root (+0), leftmost/curr (+64), avg (+128), removed (+192),
+        // tg/on_list (+320). The lock's own line (+0 of rq, with nr_running) is paid by the lock.
+        enqueue_lines: 10,
+        // One task-group level (autogroup): its cfs_rq's six lines on the target (as the root
+        // cfs_rq's five, plus tg_load_avg_contrib at +256) and its entity's four (sched_entity is
+        // 256 bytes: load/run_node, on_rq/vruntime, vlag/depth/cfs_rq, avg), same source.
+        group_enqueue_lines: 10,
+        // task_struct on the same layout: on_rq/prio/wake_cpu (+64), se (+128, four lines),
+        // sched_info (+1008, last_queued written by sched_info_enqueue()).
+        task_sched_lines: 6,
         // [EST] unix_stream_sendmsg: skb alloc + queue + sock_def_readable; recv: dequeue + free.
         unix_send: 400,
         unix_recv: 300,

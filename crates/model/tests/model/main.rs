@@ -9,6 +9,7 @@ mod contention;
 mod context_switch;
 mod cpuidle;
 mod determinism;
+mod enqueue_lines;
 mod fair;
 mod fork;
 mod futex;
