@@ -4,8 +4,7 @@
 
 use crate::sim::Sim;
 use crate::state::{TaskId, NO_CPU, NO_TASK};
-use wakesim_engine::Time;
-use wakesim_engine::invariant;
+use wakesim_engine::{invariant, Time};
 
 impl Sim {
     /// `update_load_avg()` for CPU `cpu`'s root cfs_rq and, if given, one of its tasks. The
@@ -78,9 +77,9 @@ impl Sim {
         self.charge(cpu, cost);
     }
 
-    /// The lines of `target`'s runqueue that a wakeup's enqueue touches (`enqueue_lines`), plus
-    /// one task-group level's (`group_enqueue_lines`: the group's cfs_rq and entity there) for a
-    /// task in a task group: `update_rq_clock()`, `enqueue_task_fair()`'s walk up the
+    /// How many lines of the target's runqueue a wakeup's enqueue of `p` touches
+    /// (`enqueue_lines`), plus one task-group level's (`group_enqueue_lines`: the group's cfs_rq
+    /// and entity there) if `p` is in a task group: `update_rq_clock()`, `enqueue_task_fair()`'s walk up the
     /// hierarchy and `wakeup_preempt()`. Counted on the kernel's struct layouts (cost profile).
     pub(crate) fn enqueue_line_count(&self, p: TaskId) -> u64 {
         self.c.enqueue_lines + if self.in_task_group(p) { self.c.group_enqueue_lines } else { 0 }

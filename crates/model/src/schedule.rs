@@ -110,8 +110,6 @@ impl Sim {
                         cost += self.c.context_switch_mm;
                     }
                     self.cpus[cpu].active_mm = Some(mm);
-                }
-                if !next_task.is_idle {
                     // set_next_entity(), sched_info_arrive(): a task another CPU enqueued comes
                     // with its lines there.
                     cost += self.take_task_lines(cpu, nxt);

@@ -38,50 +38,45 @@ fn no_lines(c: &mut Config) {
     c.costs.task_sched_lines = 0;
 }
 
+/// [`exits`] with every line count 0 but those `set` gives.
+fn exits_with(f: &str, set: impl FnOnce(&mut Config)) -> (Time, Time) {
+    exits(f, |c| {
+        no_lines(c);
+        set(c);
+    })
+}
+
+/// One same-LLC line transfer from CPU 5 to CPU 0, as the waker's delay with one rq line more.
+fn one_line(f: &str) -> Time {
+    exits_with(f, |c| c.costs.enqueue_lines = 1).0 - exits(f, no_lines).0
+}
+
 #[test]
 fn a_waker_enqueuing_on_another_cpu_pays_one_transfer_per_runqueue_line_and_group_line() {
     // -TTWU_QUEUE: the waker takes CPU 5's rq lock and enqueues R there itself.
     let (w0, _) = exits("-TTWU_QUEUE", no_lines);
-    let (w1, _) = exits("-TTWU_QUEUE", |c| {
-        no_lines(c);
-        c.costs.enqueue_lines = 1;
-    });
-    let line = w1 - w0;
+    let line = one_line("-TTWU_QUEUE");
     assert!(line > 0, "one rq line more delays the waker");
-    let (w10, _) = exits("-TTWU_QUEUE", |c| {
-        no_lines(c);
-        c.costs.enqueue_lines = 10;
-    });
+    let (w10, _) = exits_with("-TTWU_QUEUE", |c| c.costs.enqueue_lines = 10);
     assert_eq!(w10 - w0, 10 * line, "ten lines cost ten transfers");
     // A task in a task group adds its group's level on the target; a root task does not.
     let grouped = |lines: u64| {
-        exits("-TTWU_QUEUE", move |c| {
-            no_lines(c);
+        exits_with("-TTWU_QUEUE", move |c| {
             c.task_groups = TaskGroups::Autogroup;
             c.costs.group_enqueue_lines = lines;
         })
         .0
     };
     assert_eq!(grouped(10) - grouped(0), 10 * line, "the group's cfs_rq and entity lines");
-    let (root, _) = exits("-TTWU_QUEUE", |c| {
-        no_lines(c);
-        c.costs.group_enqueue_lines = 10;
-    });
+    let (root, _) = exits_with("-TTWU_QUEUE", |c| c.costs.group_enqueue_lines = 10);
     assert_eq!(root, w0, "outside any task group there is no group level to touch");
 }
 
 #[test]
 fn the_wakees_lines_go_to_the_waker_and_back_to_the_target_after_a_direct_enqueue() {
     let (w0, r0) = exits("-TTWU_QUEUE", no_lines);
-    let (w1, _) = exits("-TTWU_QUEUE", |c| {
-        no_lines(c);
-        c.costs.enqueue_lines = 1;
-    });
-    let line = w1 - w0;
-    let (w6, r6) = exits("-TTWU_QUEUE", |c| {
-        no_lines(c);
-        c.costs.task_sched_lines = 6;
-    });
+    let line = one_line("-TTWU_QUEUE");
+    let (w6, r6) = exits_with("-TTWU_QUEUE", |c| c.costs.task_sched_lines = 6);
     // R last ran on CPU 5: the waker on CPU 0 pulls its six lines, CPU 5 pulls them back to run it.
     assert_eq!(w6 - w0, 6 * line, "the waker pulls the wakee's lines");
     assert_eq!(r6 - r0, 12 * line, "the target pulls them back at the switch");
@@ -91,8 +86,7 @@ fn the_wakees_lines_go_to_the_waker_and_back_to_the_target_after_a_direct_enqueu
 fn a_target_enqueuing_from_its_own_wakelist_pulls_no_lines_for_a_wakee_that_last_ran_there() {
     // v6.6 queues the wakeup of an idle same-LLC CPU on its wakelist (TTWU_QUEUE_IDLE's rule).
     let (w0, r0) = exits("", no_lines);
-    let (w, r) = exits("", |c| {
-        no_lines(c);
+    let (w, r) = exits_with("", |c| {
         c.costs.enqueue_lines = 10;
         c.costs.task_sched_lines = 6;
     });
