@@ -79,8 +79,9 @@ impl Sim {
 
     /// How many lines of the target's runqueue a wakeup's enqueue of `p` touches
     /// (`enqueue_lines`), plus one task-group level's (`group_enqueue_lines`: the group's cfs_rq
-    /// and entity there) if `p` is in a task group: `update_rq_clock()`, `enqueue_task_fair()`'s walk up the
-    /// hierarchy and `wakeup_preempt()`. Counted on the kernel's struct layouts (cost profile).
+    /// and entity there) if `p` is in a task group: `update_rq_clock()`, `enqueue_task_fair()`'s
+    /// walk up the hierarchy and `wakeup_preempt()`. Counted on the kernel's struct layouts
+    /// (cost profile).
     pub(crate) fn enqueue_line_count(&self, p: TaskId) -> u64 {
         self.c.enqueue_lines + if self.in_task_group(p) { self.c.group_enqueue_lines } else { 0 }
     }
