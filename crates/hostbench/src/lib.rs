@@ -9,7 +9,8 @@
 //!   CPUs without sleeping; [`queued`]: socket messages queued deep enough to leave the cache;
 //!   [`stream`]: how a socket stream's cost splits between its sender and its receiver;
 //!   [`reuse`]: a buffer two CPUs take turns on, how many line misses a streaming copy overlaps;
-//!   [`jitter`]: how much single calls of one path vary (the noise profile's `cost_jitter`).
+//!   [`lb_scan`]: a balance pass's walk over other CPUs' runqueues, how many line transfers one
+//!   CPU of it costs; [`jitter`]: how much single calls of one path vary (the noise profile's `cost_jitter`).
 //!   Each is repeated; [`Summary`] gives median and spread. [`noise`]: the machine's background
 //!   activity (the osnoise tracer, tracefs events, or a self-timing loop) and the noise profile
 //!   it makes.
@@ -22,6 +23,7 @@
 pub mod calib;
 pub mod handoff;
 pub mod jitter;
+pub mod lb_scan;
 pub mod native;
 pub mod noise;
 pub mod queued;

@@ -1,0 +1,296 @@
+//! What a balance pass pays for reading other CPUs' runqueues: `update_sg_lb_stats()`
+//! (kernel/sched/fair.c) walks a group's CPUs and reads each one's `struct rq`: `nr_running`
+//! and the NUMA counts (line 0), `cfs.h_nr_running` (the cfs_rq's first line), `cfs.avg`'s load,
+//! runnable, util and util_est (its own line), `cpu_capacity` and `misfit_task_load`
+//! (`cpu_overutilized()`, `sched_reduced_capacity()`) and, for a CPU with nothing running,
+//! `idle_cpu()`'s `curr`, `idle` and `ttwu_pending`: four lines of a busy CPU's rq, six of an
+//! idle one's. Their addresses come from `cpu_rq(i)` alone, so an out-of-order core issues the
+//! misses of one CPU together and runs ahead into the next CPUs' while they are outstanding.
+//! How many line transfers' time one CPU of the walk costs is what this measures.
+//!
+//! N runqueue images laid out at 6.18's offsets (`pahole -C rq`, one per 64 KiB, as per-CPU
+//! areas are far apart, so no prefetcher follows the walk). Per turn, CPU `a` bounces a flag with
+//! CPU `b` (the turn's line transfer, as in [`crate::reuse`]) and writes every line the walk
+//! reads, as the rqs' owners do when they enqueue, tick and update PELT; CPU `b` then runs the
+//! walk twice, timed: the first reads the lines from `a`'s cache, the second from its own.
+//!
+//! `line equivalents per CPU = (first − second) / N / line`
+//!
+//! The model charges one line transfer per CPU of a balance pass's span (`DomState::scan_cost`).
+//! What this walk does not have: the kernel's for_each_cpu_and() over two masks and its calls
+//! (cpu_util_cfs(), util_fits_cpu()) make each CPU's step longer, so a kernel walk keeps fewer
+//! CPUs in flight than this one at most.
+
+use std::io;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::sys;
+
+/// Distance between two runqueue images.
+const STRIDE: usize = 64 << 10;
+/// Turns per repetition.
+const TURNS: usize = 200;
+/// 6.18's offsets in `struct rq` (x86-64, `pahole -C rq /sys/kernel/btf/vmlinux`).
+mod off {
+    pub const NR_RUNNING: usize = 4;
+    pub const NR_NUMA_RUNNING: usize = 8;
+    pub const NR_PREFERRED_RUNNING: usize = 12;
+    pub const TTWU_PENDING: usize = 104;
+    /// `cfs` at 128; `h_nr_queued` (v6.7's `h_nr_running`) at +20.
+    pub const CFS_H_NR: usize = 128 + 20;
+    /// `cfs.avg` at 128 + 128: `load_avg` +32, `runnable_avg` +40, `util_avg` +48, `util_est` +56.
+    pub const AVG_LOAD: usize = 256 + 32;
+    pub const AVG_RUNNABLE: usize = 256 + 40;
+    pub const AVG_UTIL: usize = 256 + 48;
+    pub const AVG_UTIL_EST: usize = 256 + 56;
+    pub const CURR: usize = 2720;
+    pub const IDLE: usize = 2736;
+    pub const CPU_CAPACITY: usize = 2896;
+    pub const MISFIT_TASK_LOAD: usize = 2920;
+}
+
+/// One repetition's medians over its turns.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Scan {
+    /// Runqueues walked.
+    pub cpus: usize,
+    /// Lines the walk reads per CPU (4 busy, 6 idle).
+    pub lines_per_cpu: usize,
+    /// One line transfer between `a` and `b`, ns.
+    pub line: f64,
+    /// The walk with the lines in `a`'s cache, and again with them in `b`'s, ns.
+    pub remote: f64,
+    pub local: f64,
+    /// The median over turns of `(remote − local) / cpus / line`.
+    pub line_equivalents: f64,
+}
+
+/// The walk's sums, as `struct sg_lb_stats` keeps them.
+#[derive(Default)]
+struct Sums {
+    load: u64,
+    util: u64,
+    runnable: u64,
+    h_nr: u64,
+    nr: u64,
+    numa: u64,
+    preferred: u64,
+    idle_cpus: u64,
+    misfit: u64,
+    overloaded: bool,
+    overutilized: bool,
+}
+
+/// `update_sg_lb_stats()` for a non-local group of a newidle pass (v6.7, no asymmetric
+/// capacities): `n` runqueue images from `base`, `STRIDE` apart.
+///
+/// # Safety
+/// `base` points to `n * STRIDE` readable bytes.
+unsafe fn update_sg_lb_stats(base: *const u8, slots: &[usize], pad: u64) -> Sums {
+    let rd = |rq: *const u8, o: usize| unsafe { std::ptr::read_volatile(rq.add(o) as *const u64) };
+    let rd32 = |rq: *const u8, o: usize| unsafe { std::ptr::read_volatile(rq.add(o) as *const u32) } as u64;
+    let mut s = Sums::default();
+    for &slot in slots {
+        let rq = unsafe { base.add(slot * STRIDE) };
+        let load = rd(rq, off::AVG_LOAD);
+        s.load += load;
+        // cpu_util_cfs(): max(util_avg, util_est) capped at the CPU's capacity (1024 here).
+        let util = rd(rq, off::AVG_UTIL).max(rd32(rq, off::AVG_UTIL_EST)).min(1024);
+        s.util += util;
+        s.runnable += rd(rq, off::AVG_RUNNABLE);
+        s.h_nr += rd32(rq, off::CFS_H_NR);
+        let nr = rd32(rq, off::NR_RUNNING);
+        s.nr += nr;
+        s.overloaded |= nr > 1;
+        // cpu_overutilized() → util_fits_cpu(): fits_capacity(util, capacity_of(cpu)).
+        let cap = rd(rq, off::CPU_CAPACITY);
+        s.overutilized |= util * 1280 >= cap * 1024;
+        s.numa += rd32(rq, off::NR_NUMA_RUNNING);
+        s.preferred += rd32(rq, off::NR_PREFERRED_RUNNING);
+        // The rest of the kernel's step (module doc): `pad` rounds of work on what was read.
+        let mut x = load ^ util;
+        for j in 0..pad {
+            x = (x.rotate_left(5) ^ (x >> 3)).wrapping_add(j);
+        }
+        s.misfit ^= x & 1;
+        // idle_cpu(): curr == idle, nothing running, no wakeup pending.
+        if nr == 0 && rd(rq, off::CURR) == rd(rq, off::IDLE) && rd32(rq, off::TTWU_PENDING) == 0 {
+            s.idle_cpus += 1;
+            continue;
+        }
+        // sched_reduced_capacity(): a CPU with cfs tasks whose capacity is cut by 10 %+.
+        if rd32(rq, off::CFS_H_NR) > 0 && cap * 117 < 1024 * 100 {
+            s.misfit = s.misfit.max(load).max(rd(rq, off::MISFIT_TASK_LOAD));
+        }
+    }
+    s
+}
+
+/// What the owners write: every line the walk reads. `idle` CPUs have `curr == idle` and nothing
+/// running (the walk reads six lines of each), busy ones run one task (four lines).
+///
+/// # Safety
+/// `base` points to `n * STRIDE` writable bytes no other thread touches meanwhile.
+unsafe fn owners_write(base: *mut u8, slots: &[usize], idle: bool, turn: u64) {
+    let wr = |rq: *mut u8, o: usize, v: u64| unsafe { std::ptr::write_volatile(rq.add(o) as *mut u64, v) };
+    let wr32 = |rq: *mut u8, o: usize, v: u32| unsafe { std::ptr::write_volatile(rq.add(o) as *mut u32, v) };
+    for &slot in slots {
+        let rq = unsafe { base.add(slot * STRIDE) };
+        let nr = if idle { 0 } else { 1 };
+        wr32(rq, off::NR_RUNNING, nr);
+        wr32(rq, off::CFS_H_NR, nr);
+        wr(rq, off::AVG_LOAD, 100 + (turn & 7));
+        wr(rq, off::AVG_RUNNABLE, 100);
+        wr(rq, off::AVG_UTIL, 100);
+        wr(rq, off::CPU_CAPACITY, 1024);
+        if idle {
+            wr32(rq, off::TTWU_PENDING, 0);
+            wr(rq, off::CURR, 1);
+        }
+    }
+}
+
+/// A page-aligned zeroed buffer for `n` runqueue images.
+struct Rqs {
+    buf: Vec<u8>,
+    start: usize,
+}
+
+impl Rqs {
+    fn new(n: usize) -> Rqs {
+        let buf = vec![0u8; n * STRIDE + 4096];
+        let start = buf.as_ptr().align_offset(4096);
+        let mut r = Rqs { buf, start };
+        for i in 0..n {
+            // SAFETY: in bounds; `idle` equals `curr` for an idle CPU (1 = its idle task).
+            unsafe { std::ptr::write(r.ptr().add(i * STRIDE + off::IDLE) as *mut u64, 1) };
+        }
+        r
+    }
+    fn ptr(&mut self) -> *mut u8 {
+        // SAFETY: `start` < 4096 ≤ the slack allocated.
+        unsafe { self.buf.as_mut_ptr().add(self.start) }
+    }
+}
+
+/// A flag on a line of its own (and its adjacent-line prefetch pair).
+#[repr(align(128))]
+struct Flag(AtomicU64);
+
+/// Round trips of the bounce before each turn.
+const BOUNCES: u64 = 16;
+const GAVE_UP: u64 = u64::MAX;
+
+/// `reps` repetitions of [`TURNS`] turns: CPU `a` writes `n` runqueues (`idle` or busy), CPU `b`
+/// walks them. `Err` if pinning is refused.
+pub fn lb_scan_ns(a: usize, b: usize, n: usize, idle: bool, pad: u64, shuffled: bool, reps: usize) -> io::Result<Vec<Scan>> {
+    let _keep = sys::KeepAffinity::new();
+    let slots = &placement(n, shuffled);
+    crate::calib::probe(&[a, b], false)?;
+    let mut rqs = Rqs::new(n);
+    let addr = rqs.ptr() as usize;
+    let lines_per_cpu = if idle { 6 } else { 4 };
+    let mut out = Vec::with_capacity(reps);
+    for _ in 0..reps {
+        let (turn, ball) = (Flag(AtomicU64::new(0)), Flag(AtomicU64::new(0)));
+        let (line, walks) = std::thread::scope(|s| -> io::Result<(Vec<f64>, Vec<(f64, f64)>)> {
+            let (turn, ball) = (&turn.0, &ball.0);
+            let walker = s.spawn(move || -> io::Result<Vec<(f64, f64)>> {
+                if let Err(e) = sys::pin_to(&[b]) {
+                    turn.store(GAVE_UP, Ordering::Release);
+                    ball.store(GAVE_UP, Ordering::Release);
+                    return Err(e);
+                }
+                let gave_up = || io::Error::other("the owner side of the balance walk gave up");
+                let mut times = Vec::with_capacity(TURNS);
+                for i in 0..TURNS as u64 {
+                    for k in 0..BOUNCES {
+                        let v = 2 * (i * BOUNCES + k);
+                        if !wait_for(ball, v + 1) {
+                            return Err(gave_up());
+                        }
+                        ball.store(v + 2, Ordering::Release);
+                    }
+                    if !wait_for(turn, 2 * i + 1) {
+                        return Err(gave_up());
+                    }
+                    // SAFETY: the owner side writes only before it sets the flag (Acquire above
+                    // pairs with its Release); the buffer holds n images.
+                    let base = addr as *const u8;
+                    let remote = timed(|| { std::hint::black_box(unsafe { update_sg_lb_stats(base, slots, pad) }); });
+                    let local = timed(|| { std::hint::black_box(unsafe { update_sg_lb_stats(base, slots, pad) }); });
+                    times.push((remote, local));
+                    turn.store(2 * i + 2, Ordering::Release);
+                }
+                Ok(times)
+            });
+            let mut line = Vec::with_capacity(TURNS);
+            'turns: for i in 0..TURNS as u64 {
+                if !wait_for(turn, 2 * i) {
+                    break;
+                }
+                let t0 = sys::now_ns();
+                for k in 0..BOUNCES {
+                    let v = 2 * (i * BOUNCES + k);
+                    ball.store(v + 1, Ordering::Release);
+                    if !wait_for(ball, v + 2) {
+                        break 'turns;
+                    }
+                }
+                line.push((sys::now_ns() - t0) as f64 / (2 * BOUNCES) as f64);
+                // SAFETY: the walker does not read until the flag moves on.
+                unsafe { owners_write(addr as *mut u8, slots, idle, i) };
+                turn.store(2 * i + 1, Ordering::Release);
+            }
+            let walks = walker.join().map_err(|_| io::Error::other("balance walker panicked"))??;
+            Ok((line, walks))
+        })?;
+        let eq: Vec<f64> = line.iter().zip(&walks).map(|(&l, &(r, lo))| (r - lo) / n as f64 / l).collect();
+        out.push(Scan {
+            cpus: n,
+            lines_per_cpu,
+            line: median(&line),
+            remote: median(&walks.iter().map(|w| w.0).collect::<Vec<_>>()),
+            local: median(&walks.iter().map(|w| w.1).collect::<Vec<_>>()),
+            line_equivalents: median(&eq),
+        });
+    }
+    Ok(out)
+}
+
+/// Where runqueue `i` lies: slot `i` (a constant stride, as per-CPU areas within a node are), or
+/// a fixed shuffle of the slots (no stride for a prefetcher to follow).
+fn placement(n: usize, shuffled: bool) -> Vec<usize> {
+    let mut slots: Vec<usize> = (0..n).collect();
+    if shuffled {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for i in (1..n).rev() {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            slots.swap(i, (x % (i as u64 + 1)) as usize);
+        }
+    }
+    slots
+}
+
+/// Spins until `flag` is `want`; false if the other side gave up.
+fn wait_for(flag: &AtomicU64, want: u64) -> bool {
+    loop {
+        match flag.load(Ordering::Acquire) {
+            v if v == want => return true,
+            GAVE_UP => return false,
+            _ => std::hint::spin_loop(),
+        }
+    }
+}
+
+fn timed(f: impl FnOnce()) -> f64 {
+    let t0 = sys::now_ns();
+    f();
+    (sys::now_ns() - t0) as f64
+}
+
+fn median(xs: &[f64]) -> f64 {
+    crate::Summary::of(xs).map_or(f64::NAN, |s| s.median)
+}
