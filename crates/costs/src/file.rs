@@ -65,6 +65,7 @@ const SCALARS: &[(&str, Get, Set)] = &[
         |p| p.lb_stats_per_cpu,
         |p, v| p.lb_stats_per_cpu = v,
     ),
+    ("lb_walk_line_pct", |p| p.lb_walk_line_pct, |p, v| p.lb_walk_line_pct = v),
     ("lb_base", |p| p.lb_base, |p, v| p.lb_base = v),
     (
         "migrate_task",

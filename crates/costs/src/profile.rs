@@ -136,6 +136,11 @@ pub struct CostProfile {
     /// `update_sd_lb_stats()` per CPU in the span: the arithmetic only; the read of that CPU's rq
     /// line is charged separately by distance (`line.get(dist)`), like `sis_probe`.
     pub lb_stats_per_cpu: u64,
+    /// What reading one CPU's rq costs that walk, in percent of one line transfer at its
+    /// distance: `update_sg_lb_stats()` reads four lines of a busy CPU's rq and six of an idle
+    /// one's, all addressed from `cpu_rq(i)`, so their misses overlap each other and the next
+    /// CPUs'. 100 would be one transfer per CPU, one after another.
+    pub lb_walk_line_pct: u64,
     /// Fixed part of one `load_balance()` pass.
     pub lb_base: u64,
     /// `detach_task()` + `attach_task()` of one task, including their dequeue/enqueue and the
@@ -274,6 +279,12 @@ impl CostProfile {
                     ),
                 ));
             }
+        }
+        if self.lb_walk_line_pct > 600 {
+            return Err((
+                "lb_walk_line_pct",
+                format!("lb_walk_line_pct is at most 600 (the six lines of an idle CPU's rq one after another), got {}", self.lb_walk_line_pct),
+            ));
         }
         for (key, v) in [("stream_read_overlap", self.stream_read_overlap), ("stream_write_overlap", self.stream_write_overlap)] {
             if v == 0 {

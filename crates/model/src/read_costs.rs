@@ -1,5 +1,6 @@
 //! What reading every runqueue of a span costs a CPU (`update_sg_lb_stats()`'s walk over a
-//! domain, `select_idle_cpu()`'s full scan of an LLC): the sum of the line transfers by distance,
+//! domain, `select_idle_cpu()`'s full scan of an LLC): the sum of the line transfers by distance
+//! (for the walk, the share of it that its overlapping misses leave, [`walk_line_share`]),
 //! computed from how many of the span's CPUs lie at each distance (`cpumask_weight_and()` with
 //! the CPU's core, cluster, LLC and package-node) rather than by visiting every CPU, so that
 //! setting up a machine of n CPUs stays near linear in n. Sums of integers: the same figures.
@@ -75,6 +76,13 @@ impl DistanceMasks {
         let theirs = mesh.span_sum(span) - own_core * off_c;
         (base as i64 + far * off_c + theirs).max(0) as Time
     }
+}
+
+/// What a balance pass's walk (`update_sg_lb_stats()` over each group of a domain) pays for
+/// the span's rq lines: `pct` percent of their one-after-another sum (`lb_walk_line_pct`: the
+/// lines of one CPU's rq overlap each other and the next CPUs'), rounded to the nearest ns.
+pub(crate) fn walk_line_share(lines: Time, pct: u64) -> Time {
+    (lines * pct + 50) / 100
 }
 
 /// Per CPU, the cost of probing every CPU of its own LLC (`sis_probe` plus the line of each);

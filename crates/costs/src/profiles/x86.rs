@@ -162,8 +162,8 @@ pub(crate) fn generic() -> CostProfile {
         wakelist_queue: 60,
         // [EST] receiver 0.5–1.0 µs incl. flush, minus entry/exit 500
         csd_flush: 150,
-        // One load_balance() pass = lb_base + lb_stats_per_cpu and one rq-line read per CPU of
-        // the span. Bounded by max_newidle_lb_cost on a bare-metal 2× Xeon E5-2680 v3
+        // One load_balance() pass = lb_base + lb_stats_per_cpu and lb_walk_line_pct of an rq-line
+        // transfer per CPU of the span. Bounded by max_newidle_lb_cost on a bare-metal 2× Xeon E5-2680 v3
         // (Haswell-EP, 12C/24T per socket, 6.8.1; Vitalii Bursov, "[PATCH v3 0/3] sched/fair:
         // allow disabling sched_balance_newidle with sched_relax_domain_level", LKML 2024-04-03,
         // <cover.1712147341.git.vitaly@bursov.com>). Each figure is a decaying maximum, so it
@@ -172,9 +172,20 @@ pub(crate) fn generic() -> CostProfile {
         // (v5.16); the 24-CPU MC level 2,776, 3,192 and 1,999 ns (3,444 as shipped).
         // [EST] the split: update_sg_lb_stats()' own work per CPU besides the line read.
         lb_stats_per_cpu: 40,
+        // Measured: a walk laid out and coded as update_sg_lb_stats() (6.18's rq offsets, four
+        // lines of a busy CPU's rq, six of an idle one's, 20–70 ns of work per CPU, the rqs in
+        // shuffled order), after another core wrote every line it reads, against the same walk
+        // again from its own cache: 0.67, 0.69, 0.72, 0.78 and 0.80 line transfers per CPU
+        // (five runs' medians, each over 45–72 repetitions of 24- and 256-CPU spans; Milan
+        // guest, lines of 35–220 ns; `cargo run --release -p wakesim-hostbench --example
+        // lb_scan`): 72. A constant stride between the rqs lets Zen's L1 stride prefetcher hide
+        // them (0.07); Intel's IP prefetcher follows strides up to 2 KB only (Intel 64 and IA-32
+        // Optimization Reference Manual), and per-CPU areas lie further apart. One figure for
+        // every profile: how far ahead a core runs depends on its window, measured on Zen 3 only.
+        lb_walk_line_pct: 72,
         // The fixed part: what the smallest SMT maximum (276 ns) leaves after update_blocked
-        // (100) and two CPUs' stats and rq-line reads (2 × 40, plus 10 for skx's own and sibling
-        // lines): ≈ 80 ns, shared by every profile (software). The 1 µs this replaced
+        // (100) and two CPUs' stats and rq-line reads (2 × 40, plus 72 % of skx's 10 ns of own
+        // and sibling lines): ≈ 80 ns, shared by every profile (software). The 1 µs this replaced
         // took the 1,306 ns of a dump with newidle at every level, not the SMT pass alone.
         // Test: a_failed_newidle_pass_records_no_more_than_the_maxima_haswell_ep_recorded.
         lb_base: 80,

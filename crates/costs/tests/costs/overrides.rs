@@ -186,6 +186,14 @@ fn smt_throughput_outside_1_to_2_is_rejected() {
 }
 
 #[test]
+fn a_balance_walk_line_share_above_six_lines_is_rejected() {
+    let (line, msg) = file_err(from_toml_str(zen3(), "\nlb_walk_line_pct = 601\n", "t.toml"));
+    assert_eq!(line, 2);
+    assert!(msg.contains("lb_walk_line_pct") && msg.contains("601"), "{msg}");
+    assert_eq!(from_toml_str(zen3(), "lb_walk_line_pct = 100\n", "t.toml").unwrap().lb_walk_line_pct, 100);
+}
+
+#[test]
 fn to_toml_then_from_toml_is_identity_for_every_profile() {
     for n in profile_names() {
         let p = profile_for(n).unwrap();
