@@ -8,18 +8,21 @@
 //! misses of one CPU together and runs ahead into the next CPUs' while they are outstanding.
 //! How many line transfers' time one CPU of the walk costs is what this measures.
 //!
-//! N runqueue images laid out at 6.18's offsets (`pahole -C rq`, one per 64 KiB, as per-CPU
-//! areas are far apart, so no prefetcher follows the walk). Per turn, CPU `a` bounces a flag with
-//! CPU `b` (the turn's line transfer, as in [`crate::reuse`]) and writes every line the walk
-//! reads, as the rqs' owners do when they enqueue, tick and update PELT; CPU `b` then runs the
-//! walk twice, timed: the first reads the lines from `a`'s cache, the second from its own.
+//! N runqueue images laid out at 6.18's offsets (`pahole -C rq`), 64 KiB apart, as per-CPU
+//! areas are far apart; walked in a shuffled order of the images, or at their constant stride,
+//! which Zen's L1 stride prefetcher follows (Intel's IP prefetcher follows strides of up to 2 KB
+//! only). Per turn, CPU `a` bounces a flag with CPU `b` (the turn's line transfer, as in
+//! [`crate::reuse`]) and writes every line the walk reads, as the rqs' owners do when they
+//! enqueue, tick and update PELT; CPU `b` then runs the walk twice, timed: the first reads the
+//! lines from `a`'s cache, the second from its own.
 //!
 //! `line equivalents per CPU = (first − second) / N / line`
 //!
-//! The model charges one line transfer per CPU of a balance pass's span (`DomState::scan_cost`).
-//! What this walk does not have: the kernel's for_each_cpu_and() over two masks and its calls
-//! (cpu_util_cfs(), util_fits_cpu()) make each CPU's step longer, so a kernel walk keeps fewer
-//! CPUs in flight than this one at most.
+//! The model charges this figure, in percent, per CPU of a balance pass's span
+//! (`lb_walk_line_pct`, `DomState::scan_cost`). The kernel's step per CPU is longer than these
+//! reads alone (for_each_cpu_and() over two masks, cpu_util_cfs(), util_fits_cpu()), and how far
+//! ahead a core runs depends on how many instructions each step holds in its window: `pad`
+//! rounds of work on the values read stand for the rest of the step.
 
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
