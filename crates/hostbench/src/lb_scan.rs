@@ -55,6 +55,10 @@ mod off {
 /// One repetition's medians over its turns.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Scan {
+    /// Rounds of work per CPU besides the reads.
+    pub pad: u64,
+    /// Whether the CPUs had nothing running.
+    pub idle: bool,
     /// Runqueues walked.
     pub cpus: usize,
     /// Lines the walk reads per CPU (4 busy, 6 idle).
@@ -250,6 +254,8 @@ pub fn lb_scan_ns(a: usize, b: usize, n: usize, idle: bool, pad: u64, shuffled: 
         })?;
         let eq: Vec<f64> = line.iter().zip(&walks).map(|(&l, &(r, lo))| (r - lo) / n as f64 / l).collect();
         out.push(Scan {
+            pad,
+            idle,
             cpus: n,
             lines_per_cpu,
             line: median(&line),
@@ -259,6 +265,29 @@ pub fn lb_scan_ns(a: usize, b: usize, n: usize, idle: bool, pad: u64, shuffled: 
         });
     }
     Ok(out)
+}
+
+/// The measurement behind `lb_walk_line_pct`: [`lb_scan_ns`] over spans of 24 and 256 CPUs,
+/// busy and idle, with 20 and 40 rounds of work per CPU (about 20–70 ns, around the model's
+/// `lb_stats_per_cpu`), `reps` repetitions each, the runqueues shuffled unless `strided`. Each
+/// configuration's repetitions in turn (work, then busy/idle, then span).
+pub fn walk_line_share(a: usize, b: usize, strided: bool, reps: usize) -> io::Result<Vec<Scan>> {
+    let mut out = Vec::with_capacity(8 * reps);
+    for pad in [20u64, 40] {
+        for idle in [false, true] {
+            for n in [24, 256] {
+                out.extend(lb_scan_ns(a, b, n, idle, pad, !strided, reps)?);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The median line equivalents of the repetitions whose line took at least `min_line` ns (a
+/// repetition whose two CPUs shared their caches, as SMT siblings or vCPUs the hypervisor put
+/// on one core, measures nothing); `None` if none did.
+pub fn median_share(scans: &[Scan], min_line: f64) -> Option<crate::Summary> {
+    crate::Summary::of(&scans.iter().filter(|s| s.line >= min_line).map(|s| s.line_equivalents).collect::<Vec<_>>())
 }
 
 /// Where runqueue `i` lies: slot `i` (a constant stride, as per-CPU areas within a node are), or

@@ -15,6 +15,7 @@
 //! | one cache line bounced between two pinned threads, per distance class | `line.<class>` | direct (half a round trip) |
 //! | a pipe / socketpair handed between two pinned threads (nearest pair), no sleeping, single messages and bursts of 16 | `pipe_lines`, `sock_lines`, `pipe_msg_lines`, `sock_msg_lines` | the burst's extra per message gives the message's lines; the rest of the single round trip, the channel's (`handoff` module doc) |
 //! | a 16 KiB buffer two pinned threads (nearest pair) take turns writing and reading, and the same copies on one CPU | `stream_write_overlap`, `stream_read_overlap` | 256 lines × line transfer / the extra copy time (`reuse` module doc) |
+//! | runqueue lines one CPU writes and another walks as `update_sg_lb_stats()` does, then walks again (nearest pair of two cores) | `lb_walk_line_pct` | (first walk − second) / CPUs / line (`lb_scan` module doc) |
 //! | `taskset -c C perf bench sched pipe -T`, natively | `context_switch` | model solved to match |
 //! | the same with processes | `context_switch_mm` | model solved to match |
 //! | `taskset -c C hackbench -g 1 -l 200`, natively | `unix_send`, `unix_recv` (in place; step 4's split) | model solved to match |
@@ -105,8 +106,10 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
     let pairs = distance_pairs(&machine, &cpus);
     // 8 one-CPU steps; per distance class the line and two futex wakes (the idle one alternating
     // with a pipe ping-pong); the nearest pair's two handoffs and its buffer turns (or one line
-    // saying the cross-CPU part was skipped). The background activity last.
-    let total = 9 + if pairs.is_empty() { 1 } else { 3 * pairs.len() + 3 };
+    // saying the cross-CPU part was skipped); the balance walk on the nearest pair of two cores.
+    // The background activity last.
+    let walk_pair = pairs.iter().position(|&(d, _, _)| d != Dist::Smt);
+    let total = 9 + if pairs.is_empty() { 1 } else { 3 * pairs.len() + 3 + walk_pair.is_some() as usize };
     let mut p = wakesim_costs::profile_for("host")?;
     p.name = "host-calibrated".into();
     let mut notes: BTreeMap<String, String> = BTreeMap::new();
@@ -317,7 +320,7 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
     }
     let rounds = 5_000 / scale;
     let (mut exit_set, mut futex_set, mut ipi_send_set) = (false, false, false);
-    for (dist, a, b) in pairs {
+    for (i, (dist, a, b)) in pairs.into_iter().enumerate() {
         let class = dist.name();
         // The line transfer first: the wake solve below runs the model, which charges it.
         progress(step, total, &format!("cache line bounced CPU {a} <-> {b} ({class})"));
@@ -371,6 +374,24 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
                 let result = turns.as_ref().map_err(Clone::clone).and_then(|_| copy.ok_or_else(|| "no figure".to_string()));
                 table.push(Measured { what: format!("{what} ({a}<->{b})"), unit: "ns", result });
             }
+        }
+        if walk_pair == Some(i) {
+            // The first pair of two cores (SMT siblings share the lines the walk reads): a
+            // balance pass's walk over runqueues the other CPU wrote (lb_scan module doc).
+            progress(step, total, &format!("runqueue lines written on CPU {a}, walked on {b} as update_sg_lb_stats() does"));
+            step += 1;
+            use wakesim_hostbench::lb_scan::{median_share, walk_line_share};
+            // A repetition whose line took under half the pair's measured one ran where the
+            // two CPUs shared their caches (a hypervisor may move vCPUs).
+            let min_line = line_ns.map_or(0.0, |l| l / 2.0);
+            let share = walk_line_share(a, b, false, reps)
+                .map_err(|e| format!("skipped: {e}"))
+                .and_then(|s| median_share(&s, min_line).ok_or_else(|| "no repetition between two cores".to_string()));
+            if let Ok(s) = &share {
+                p.lb_walk_line_pct = (s.median * 100.0).round().clamp(0.0, 600.0) as u64;
+                notes.insert("lb_walk_line_pct".into(), format!("measured: (walk after the other CPU's writes − the same walk again) / CPUs / line, × 100; {}", note(s, "line transfers per CPU")));
+            }
+            table.push(Measured { what: format!("balance walk {a}<->{b}, per CPU"), unit: "lines", result: share });
         }
         // The idle-target futex wake and a pipe ping-pong between two processes pinned to the same CPUs,
         // repetitions alternating (the host's state changes from one minute to the next; their
