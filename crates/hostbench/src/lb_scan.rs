@@ -25,9 +25,9 @@
 //! rounds of work on the values read stand for the rest of the step.
 
 use std::io;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::sys;
+use crate::turns::{median, take_turns, timed};
 
 /// Distance between two runqueue images.
 const STRIDE: usize = 64 << 10;
@@ -180,87 +180,44 @@ impl Rqs {
     }
 }
 
-/// A flag on a line of its own (and its adjacent-line prefetch pair).
-#[repr(align(128))]
-struct Flag(AtomicU64);
-
-/// Round trips of the bounce before each turn.
-const BOUNCES: u64 = 16;
-const GAVE_UP: u64 = u64::MAX;
-
-/// `reps` repetitions of [`TURNS`] turns: CPU `a` writes `n` runqueues (`idle` or busy), CPU `b`
-/// walks them. `Err` if pinning is refused.
+/// `reps` repetitions of [`TURNS`] turns ([`take_turns`]): CPU `a` writes `n` runqueues (`idle`
+/// or busy, `pad` rounds of work per CPU in the walk, the runqueues `shuffled` or at a constant
+/// stride), CPU `b` walks them twice. `Err` if pinning is refused.
 pub fn lb_scan_ns(a: usize, b: usize, n: usize, idle: bool, pad: u64, shuffled: bool, reps: usize) -> io::Result<Vec<Scan>> {
     let _keep = sys::KeepAffinity::new();
     let slots = &placement(n, shuffled);
     crate::calib::probe(&[a, b], false)?;
     let mut rqs = Rqs::new(n);
+    // The walker reads the images only during its turns, the owner writes them only during its
+    // own. A raw address crosses the thread boundary.
     let addr = rqs.ptr() as usize;
     let lines_per_cpu = if idle { 6 } else { 4 };
     let mut out = Vec::with_capacity(reps);
     for _ in 0..reps {
-        let (turn, ball) = (Flag(AtomicU64::new(0)), Flag(AtomicU64::new(0)));
-        let (line, walks) = std::thread::scope(|s| -> io::Result<(Vec<f64>, Vec<(f64, f64)>)> {
-            let (turn, ball) = (&turn.0, &ball.0);
-            let walker = s.spawn(move || -> io::Result<Vec<(f64, f64)>> {
-                if let Err(e) = sys::pin_to(&[b]) {
-                    turn.store(GAVE_UP, Ordering::Release);
-                    ball.store(GAVE_UP, Ordering::Release);
-                    return Err(e);
-                }
-                let gave_up = || io::Error::other("the owner side of the balance walk gave up");
-                let mut times = Vec::with_capacity(TURNS);
-                for i in 0..TURNS as u64 {
-                    for k in 0..BOUNCES {
-                        let v = 2 * (i * BOUNCES + k);
-                        if !wait_for(ball, v + 1) {
-                            return Err(gave_up());
-                        }
-                        ball.store(v + 2, Ordering::Release);
-                    }
-                    if !wait_for(turn, 2 * i + 1) {
-                        return Err(gave_up());
-                    }
-                    // SAFETY: the owner side writes only before it sets the flag (Acquire above
-                    // pairs with its Release); the buffer holds n images.
-                    let base = addr as *const u8;
-                    let remote = timed(|| { std::hint::black_box(unsafe { update_sg_lb_stats(base, slots, pad) }); });
-                    let local = timed(|| { std::hint::black_box(unsafe { update_sg_lb_stats(base, slots, pad) }); });
-                    times.push((remote, local));
-                    turn.store(2 * i + 2, Ordering::Release);
-                }
-                Ok(times)
+        sys::pin_to(&[a])?;
+        // SAFETY (both steps): the buffer holds the images of `slots`, and neither step runs
+        // during the other's turn.
+        let write = |i| unsafe { owners_write(addr as *mut u8, slots, idle, i) };
+        let walk = |_| {
+            let base = addr as *const u8;
+            let remote = timed(|| {
+                std::hint::black_box(unsafe { update_sg_lb_stats(base, slots, pad) });
             });
-            let mut line = Vec::with_capacity(TURNS);
-            'turns: for i in 0..TURNS as u64 {
-                if !wait_for(turn, 2 * i) {
-                    break;
-                }
-                let t0 = sys::now_ns();
-                for k in 0..BOUNCES {
-                    let v = 2 * (i * BOUNCES + k);
-                    ball.store(v + 1, Ordering::Release);
-                    if !wait_for(ball, v + 2) {
-                        break 'turns;
-                    }
-                }
-                line.push((sys::now_ns() - t0) as f64 / (2 * BOUNCES) as f64);
-                // SAFETY: the walker does not read until the flag moves on.
-                unsafe { owners_write(addr as *mut u8, slots, idle, i) };
-                turn.store(2 * i + 1, Ordering::Release);
-            }
-            let walks = walker.join().map_err(|_| io::Error::other("balance walker panicked"))??;
-            Ok((line, walks))
-        })?;
-        let eq: Vec<f64> = line.iter().zip(&walks).map(|(&l, &(r, lo))| (r - lo) / n as f64 / l).collect();
+            let local = timed(|| {
+                std::hint::black_box(unsafe { update_sg_lb_stats(base, slots, pad) });
+            });
+            (remote, local)
+        };
+        let t = take_turns(b, TURNS, "balance walk", write, walk)?;
+        let eq: Vec<f64> = t.line.iter().zip(&t.second).map(|(&l, &(r, lo))| (r - lo) / n as f64 / l).collect();
         out.push(Scan {
             pad,
             idle,
             cpus: n,
             lines_per_cpu,
-            line: median(&line),
-            remote: median(&walks.iter().map(|w| w.0).collect::<Vec<_>>()),
-            local: median(&walks.iter().map(|w| w.1).collect::<Vec<_>>()),
+            line: median(&t.line),
+            remote: median(&t.second.iter().map(|w| w.0).collect::<Vec<_>>()),
+            local: median(&t.second.iter().map(|w| w.1).collect::<Vec<_>>()),
             line_equivalents: median(&eq),
         });
     }
@@ -304,25 +261,4 @@ fn placement(n: usize, shuffled: bool) -> Vec<usize> {
         }
     }
     slots
-}
-
-/// Spins until `flag` is `want`; false if the other side gave up.
-fn wait_for(flag: &AtomicU64, want: u64) -> bool {
-    loop {
-        match flag.load(Ordering::Acquire) {
-            v if v == want => return true,
-            GAVE_UP => return false,
-            _ => std::hint::spin_loop(),
-        }
-    }
-}
-
-fn timed(f: impl FnOnce()) -> f64 {
-    let t0 = sys::now_ns();
-    f();
-    (sys::now_ns() - t0) as f64
-}
-
-fn median(xs: &[f64]) -> f64 {
-    crate::Summary::of(xs).map_or(f64::NAN, |s| s.median)
 }

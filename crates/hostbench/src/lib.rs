@@ -31,5 +31,6 @@ pub mod reuse;
 pub mod stream;
 mod summary;
 pub mod sys;
+mod turns;
 
 pub use summary::Summary;

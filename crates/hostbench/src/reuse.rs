@@ -18,9 +18,8 @@
 //! the turns.
 
 use std::io;
-use std::sync::atomic::{AtomicU64, Ordering};
-
 use crate::sys;
+use crate::turns::{median, take_turns, timed};
 
 /// One message of a netperf TCP_STREAM on loopback (its default send size there, 16 KiB).
 pub const BYTES: usize = 16 << 10;
@@ -28,8 +27,6 @@ pub const BYTES: usize = 16 << 10;
 pub const LINES: f64 = (BYTES / 64) as f64;
 /// Turns per repetition.
 const TURNS: usize = 400;
-/// The flag's "the other side failed" value.
-const GAVE_UP: u64 = u64::MAX;
 
 /// One repetition: median line transfer and copy times, ns (into the buffer after the other
 /// CPU read it, out of it after the other CPU wrote it, and both on one CPU), and the median
@@ -50,7 +47,7 @@ pub struct Turns {
 /// copy took longer than the local one.
 pub fn overlap(lines: &[f64], cross: &[f64], local: f64) -> Option<f64> {
     let per_turn: Vec<f64> = lines.iter().zip(cross).filter(|&(_, &c)| c > local).map(|(&l, &c)| LINES * l / (c - local)).collect();
-    (!per_turn.is_empty()).then(|| median(per_turn))
+    (!per_turn.is_empty()).then(|| median(&per_turn))
 }
 
 #[repr(align(4096))]
@@ -69,9 +66,9 @@ pub fn buffer_turns_ns(a: usize, b: usize, reps: usize) -> io::Result<Vec<Turns>
         let (local_write, local_read) = local(&mut shared.0, &src);
         let t = across(b, &mut shared.0, &src)?;
         out.push(Turns {
-            line: median(t.line.clone()),
-            write: median(t.write.clone()),
-            read: median(t.read.clone()),
+            line: median(&t.line),
+            write: median(&t.write),
+            read: median(&t.read),
             local_write,
             local_read,
             write_overlap: overlap(&t.line, &t.write, local_write),
@@ -91,7 +88,7 @@ fn local(buf: &mut [u8; BYTES], src: &[u8]) -> (f64, f64) {
         r.push(timed(|| dst.copy_from_slice(&buf[..])));
         std::hint::black_box(&dst);
     }
-    (median(w), median(r))
+    (median(&w), median(&r))
 }
 
 /// Per turn: the line transfer, the write and the read, ns.
@@ -101,99 +98,30 @@ struct PerTurn {
     read: Vec<f64>,
 }
 
-/// A flag on a line of its own (and its adjacent-line prefetch pair).
-#[repr(align(128))]
-struct Flag(AtomicU64);
-
-/// Round trips of the bounce before each turn's copies: 2 × 16 line transfers, so the two
-/// clock reads around them weigh little.
-const BOUNCES: u64 = 16;
-
-/// The writer on `a` (this thread), the reader on `b`. Turn `i`: the writer bounces `ball`
-/// [`BOUNCES`] times (odd values its, even the reader's answers), copies in and sets `turn` to
-/// `2i + 1`; the reader copies out and sets `2i + 2`.
+/// The writer on `a` (this thread), the reader on `b`, in turns ([`take_turns`]): the writer
+/// copies in, the reader copies out.
 fn across(b: usize, buf: &mut [u8; BYTES], src: &[u8]) -> io::Result<PerTurn> {
-    let (turn, ball) = (Flag(AtomicU64::new(0)), Flag(AtomicU64::new(0)));
-    // The reader only reads the buffer while the flag says it is its turn; the writer only
-    // writes it while the flag says it is its own. A raw address crosses the thread boundary.
+    // The reader only reads the buffer during its turns, the writer only writes it during its
+    // own. A raw address crosses the thread boundary.
     let addr = buf.as_mut_ptr() as usize;
-    std::thread::scope(|s| {
-        let (turn, ball) = (&turn.0, &ball.0);
-        let reader = s.spawn(move || -> io::Result<Vec<f64>> {
-            let gave_up = || io::Error::other("the writer of the buffer turns gave up");
-            let r = sys::pin_to(&[b]);
-            if r.is_err() {
-                turn.store(GAVE_UP, Ordering::Release);
-                ball.store(GAVE_UP, Ordering::Release);
-            }
-            r?;
-            let mut dst = vec![0u8; BYTES];
-            let mut times = Vec::with_capacity(TURNS);
-            for i in 0..TURNS as u64 {
-                for k in 0..BOUNCES {
-                    let v = 2 * (i * BOUNCES + k);
-                    if !wait_for(ball, v + 1) {
-                        return Err(gave_up());
-                    }
-                    ball.store(v + 2, Ordering::Release);
-                }
-                if !wait_for(turn, 2 * i + 1) {
-                    return Err(gave_up());
-                }
-                // SAFETY: the writer does not touch the page until the flag moves on (Acquire
-                // above pairs with its Release); `addr` points to BYTES live bytes.
-                let page = unsafe { std::slice::from_raw_parts(addr as *const u8, BYTES) };
-                times.push(timed(|| dst.copy_from_slice(page)));
-                std::hint::black_box(&dst);
-                turn.store(2 * i + 2, Ordering::Release);
-            }
-            Ok(times)
-        });
-        let (mut line, mut write) = (Vec::with_capacity(TURNS), Vec::with_capacity(TURNS));
-        'turns: for i in 0..TURNS as u64 {
-            if !wait_for(turn, 2 * i) {
-                break;
-            }
-            let t0 = sys::now_ns();
-            for k in 0..BOUNCES {
-                let v = 2 * (i * BOUNCES + k);
-                ball.store(v + 1, Ordering::Release);
-                if !wait_for(ball, v + 2) {
-                    break 'turns;
-                }
-            }
-            line.push((sys::now_ns() - t0) as f64 / (2 * BOUNCES) as f64);
-            // SAFETY: as above, the reader does not touch the page during the writer's turn.
-            let page = unsafe { std::slice::from_raw_parts_mut(addr as *mut u8, BYTES) };
-            write.push(timed(|| page.copy_from_slice(src)));
-            std::hint::black_box(&page);
-            turn.store(2 * i + 1, Ordering::Release);
-        }
-        let read = reader.join().map_err(|_| io::Error::other("buffer reader panicked"))??;
-        Ok(PerTurn { line, write, read })
-    })
-}
-
-/// Spins until `turn` is `want`; false if the other side gave up.
-fn wait_for(turn: &AtomicU64, want: u64) -> bool {
-    loop {
-        match turn.load(Ordering::Acquire) {
-            v if v == want => return true,
-            GAVE_UP => return false,
-            _ => std::hint::spin_loop(),
-        }
-    }
-}
-
-fn timed(f: impl FnOnce()) -> f64 {
-    let t0 = sys::now_ns();
-    f();
-    (sys::now_ns() - t0) as f64
-}
-
-/// The median of `xs` (NaN if empty).
-fn median(xs: Vec<f64>) -> f64 {
-    crate::Summary::of(&xs).map_or(f64::NAN, |s| s.median)
+    let mut dst = vec![0u8; BYTES];
+    let write = |_| {
+        // SAFETY: the reader does not touch the page during the writer's turn; `addr` points to
+        // BYTES live bytes.
+        let page = unsafe { std::slice::from_raw_parts_mut(addr as *mut u8, BYTES) };
+        let t = timed(|| page.copy_from_slice(src));
+        std::hint::black_box(&page);
+        t
+    };
+    let read = move |_| {
+        // SAFETY: as above, the writer does not touch the page during the reader's turn.
+        let page = unsafe { std::slice::from_raw_parts(addr as *const u8, BYTES) };
+        let t = timed(|| dst.copy_from_slice(page));
+        std::hint::black_box(&dst);
+        t
+    };
+    let t = take_turns(b, TURNS, "buffer turns", write, read)?;
+    Ok(PerTurn { line: t.line, write: t.first, read: t.second })
 }
 
 #[cfg(test)]
