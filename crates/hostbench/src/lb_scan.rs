@@ -39,8 +39,10 @@ mod off {
     pub const NR_NUMA_RUNNING: usize = 8;
     pub const NR_PREFERRED_RUNNING: usize = 12;
     pub const TTWU_PENDING: usize = 104;
-    /// `cfs` at 128; `h_nr_queued` (v6.7's `h_nr_running`) at +20.
+    /// `cfs` at 128; `h_nr_queued` (v6.7's `h_nr_running`) at +20, `h_nr_idle` (v6.7's
+    /// `idle_h_nr_running`) at +28.
     pub const CFS_H_NR: usize = 128 + 20;
+    pub const CFS_H_NR_IDLE: usize = 128 + 28;
     /// `cfs.avg` at 128 + 128: `load_avg` +32, `runnable_avg` +40, `util_avg` +48, `util_est` +56.
     pub const AVG_LOAD: usize = 256 + 32;
     pub const AVG_RUNNABLE: usize = 256 + 40;
@@ -52,17 +54,47 @@ mod off {
     pub const MISFIT_TASK_LOAD: usize = 2920;
 }
 
+/// Which kernel loop the walk is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Walk {
+    /// `update_sg_lb_stats()` over a group (module doc).
+    Balance,
+    /// `select_idle_cpu()`'s probes over busy CPUs (v6.7, no idle core): `__select_idle_cpu()`
+    /// → `available_idle_cpu()`, whose `idle_cpu()` compares `curr` with `idle` first, then
+    /// `sched_idle_cpu()` (`nr_running` against `cfs.idle_h_nr_running`): three lines of each
+    /// rq (+2688, +0, +128), a few instructions per CPU.
+    IdleScan,
+}
+
+/// One configuration of the measurement.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Setup {
+    pub walk: Walk,
+    /// Runqueues walked.
+    pub cpus: usize,
+    /// Whether the CPUs have nothing running (the balance walk only: an idle CPU ends a scan).
+    pub idle: bool,
+    /// Rounds of work per CPU besides the reads (the balance walk only).
+    pub pad: u64,
+    /// The runqueues in a shuffled order, or at their constant stride.
+    pub shuffled: bool,
+}
+
+impl Setup {
+    /// Lines the walk reads per CPU.
+    pub fn lines_per_cpu(&self) -> usize {
+        match (self.walk, self.idle) {
+            (Walk::IdleScan, _) => 3,
+            (Walk::Balance, false) => 4,
+            (Walk::Balance, true) => 6,
+        }
+    }
+}
+
 /// One repetition's medians over its turns.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Scan {
-    /// Rounds of work per CPU besides the reads.
-    pub pad: u64,
-    /// Whether the CPUs had nothing running.
-    pub idle: bool,
-    /// Runqueues walked.
-    pub cpus: usize,
-    /// Lines the walk reads per CPU (4 busy, 6 idle).
-    pub lines_per_cpu: usize,
+    pub setup: Setup,
     /// One line transfer between `a` and `b`, ns.
     pub line: f64,
     /// The walk with the lines in `a`'s cache, and again with them in `b`'s, ns.
@@ -133,8 +165,27 @@ unsafe fn update_sg_lb_stats(base: *const u8, slots: &[usize], pad: u64) -> Sums
     s
 }
 
+/// `select_idle_cpu()`'s probes ([`Walk::IdleScan`]): the position of the first idle CPU.
+///
+/// # Safety
+/// As [`update_sg_lb_stats`].
+unsafe fn select_idle_cpu(base: *const u8, slots: &[usize]) -> Option<usize> {
+    let rd = |rq: *const u8, o: usize| unsafe { std::ptr::read_volatile(rq.add(o) as *const u64) };
+    let rd32 = |rq: *const u8, o: usize| unsafe { std::ptr::read_volatile(rq.add(o) as *const u32) };
+    for (k, &slot) in slots.iter().enumerate() {
+        let rq = unsafe { base.add(slot * STRIDE) };
+        let idle_cpu = rd(rq, off::CURR) == rd(rq, off::IDLE) && rd32(rq, off::NR_RUNNING) == 0 && rd32(rq, off::TTWU_PENDING) == 0;
+        let nr = rd32(rq, off::NR_RUNNING);
+        if idle_cpu || (nr != 0 && nr == rd32(rq, off::CFS_H_NR_IDLE)) {
+            return Some(k);
+        }
+    }
+    None
+}
+
 /// What the owners write: every line the walk reads. `idle` CPUs have `curr == idle` and nothing
-/// running (the walk reads six lines of each), busy ones run one task (four lines).
+/// running (the walk reads six lines of each), busy ones run one task (four lines; `curr` too,
+/// which the idle scan reads).
 ///
 /// # Safety
 /// `base` points to `n * STRIDE` writable bytes no other thread touches meanwhile.
@@ -152,8 +203,9 @@ unsafe fn owners_write(base: *mut u8, slots: &[usize], idle: bool, turn: u64) {
         wr(rq, off::CPU_CAPACITY, 1024);
         if idle {
             wr32(rq, off::TTWU_PENDING, 0);
-            wr(rq, off::CURR, 1);
         }
+        // The idle task is 1 (Rqs::new), a running one 2.
+        wr(rq, off::CURR, if idle { 1 } else { 2 });
     }
 }
 
@@ -180,18 +232,18 @@ impl Rqs {
     }
 }
 
-/// `reps` repetitions of [`TURNS`] turns ([`take_turns`]): CPU `a` writes `n` runqueues (`idle`
-/// or busy, `pad` rounds of work per CPU in the walk, the runqueues `shuffled` or at a constant
-/// stride), CPU `b` walks them twice. `Err` if pinning is refused.
-pub fn lb_scan_ns(a: usize, b: usize, n: usize, idle: bool, pad: u64, shuffled: bool, reps: usize) -> io::Result<Vec<Scan>> {
+/// `reps` repetitions of [`TURNS`] turns ([`take_turns`]): CPU `a` writes the runqueues of
+/// `setup`, CPU `b` walks them twice. `Err` if pinning is refused.
+pub fn lb_scan_ns(a: usize, b: usize, setup: Setup, reps: usize) -> io::Result<Vec<Scan>> {
     let _keep = sys::KeepAffinity::new();
+    let Setup { walk: kind, cpus: n, idle, pad, shuffled } = setup;
+    let idle = idle && kind == Walk::Balance;
     let slots = &placement(n, shuffled);
     crate::calib::probe(&[a, b], false)?;
     let mut rqs = Rqs::new(n);
     // The walker reads the images only during its turns, the owner writes them only during its
     // own. A raw address crosses the thread boundary.
     let addr = rqs.ptr() as usize;
-    let lines_per_cpu = if idle { 6 } else { 4 };
     let mut out = Vec::with_capacity(reps);
     for _ in 0..reps {
         sys::pin_to(&[a])?;
@@ -200,21 +252,20 @@ pub fn lb_scan_ns(a: usize, b: usize, n: usize, idle: bool, pad: u64, shuffled: 
         let write = |i| unsafe { owners_write(addr as *mut u8, slots, idle, i) };
         let walk = |_| {
             let base = addr as *const u8;
-            let remote = timed(|| {
-                std::hint::black_box(unsafe { update_sg_lb_stats(base, slots, pad) });
-            });
-            let local = timed(|| {
-                std::hint::black_box(unsafe { update_sg_lb_stats(base, slots, pad) });
-            });
-            (remote, local)
+            let once = || match kind {
+                Walk::Balance => {
+                    std::hint::black_box(unsafe { update_sg_lb_stats(base, slots, pad) });
+                }
+                Walk::IdleScan => {
+                    std::hint::black_box(unsafe { select_idle_cpu(base, slots) });
+                }
+            };
+            (timed(once), timed(once))
         };
         let t = take_turns(b, TURNS, "balance walk", write, walk)?;
         let eq: Vec<f64> = t.line.iter().zip(&t.second).map(|(&l, &(r, lo))| (r - lo) / n as f64 / l).collect();
         out.push(Scan {
-            pad,
-            idle,
-            cpus: n,
-            lines_per_cpu,
+            setup: Setup { idle, ..setup },
             line: median(&t.line),
             remote: median(&t.second.iter().map(|w| w.0).collect::<Vec<_>>()),
             local: median(&t.second.iter().map(|w| w.1).collect::<Vec<_>>()),
@@ -232,10 +283,20 @@ pub fn walk_line_share(a: usize, b: usize, strided: bool, reps: usize) -> io::Re
     let mut out = Vec::with_capacity(8 * reps);
     for pad in [20u64, 40] {
         for idle in [false, true] {
-            for n in [24, 256] {
-                out.extend(lb_scan_ns(a, b, n, idle, pad, !strided, reps)?);
+            for cpus in [24, 256] {
+                out.extend(lb_scan_ns(a, b, Setup { walk: Walk::Balance, cpus, idle, pad, shuffled: !strided }, reps)?);
             }
         }
+    }
+    Ok(out)
+}
+
+/// The idle scan's probes ([`Walk::IdleScan`]) over busy spans of 16 and 48 CPUs (an LLC's
+/// worth), `reps` repetitions each, shuffled unless `strided`.
+pub fn idle_scan_line_share(a: usize, b: usize, strided: bool, reps: usize) -> io::Result<Vec<Scan>> {
+    let mut out = Vec::with_capacity(2 * reps);
+    for cpus in [16, 48] {
+        out.extend(lb_scan_ns(a, b, Setup { walk: Walk::IdleScan, cpus, idle: false, pad: 0, shuffled: !strided }, reps)?);
     }
     Ok(out)
 }
