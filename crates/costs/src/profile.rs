@@ -133,8 +133,8 @@ pub struct CostProfile {
     pub wakelist_queue: u64,
     /// `sched_ttwu_pending()` / CSD flush fixed part on the target.
     pub csd_flush: u64,
-    /// `update_sd_lb_stats()` per CPU in the span: the arithmetic only; the read of that CPU's rq
-    /// line is charged separately by distance (`line.get(dist)`), like `sis_probe`.
+    /// `update_sd_lb_stats()` per CPU in the span: the arithmetic only; the reads of that CPU's
+    /// rq lines are charged separately, `lb_walk_line_pct` of a transfer by distance.
     pub lb_stats_per_cpu: u64,
     /// What reading one CPU's rq costs that walk, in percent of one line transfer at its
     /// distance: `update_sg_lb_stats()` reads four lines of a busy CPU's rq and six of an idle

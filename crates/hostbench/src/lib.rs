@@ -10,7 +10,8 @@
 //!   [`stream`]: how a socket stream's cost splits between its sender and its receiver;
 //!   [`reuse`]: a buffer two CPUs take turns on, how many line misses a streaming copy overlaps;
 //!   [`lb_scan`]: a balance pass's walk over other CPUs' runqueues, how many line transfers one
-//!   CPU of it costs; [`jitter`]: how much single calls of one path vary (the noise profile's `cost_jitter`).
+//!   CPU of it costs; [`jitter`]: how much single calls of one path vary (the noise profile's
+//!   `cost_jitter`).
 //!   Each is repeated; [`Summary`] gives median and spread. [`noise`]: the machine's background
 //!   activity (the osnoise tracer, tracefs events, or a self-timing loop) and the noise profile
 //!   it makes.

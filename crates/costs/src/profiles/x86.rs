@@ -163,11 +163,11 @@ pub(crate) fn generic() -> CostProfile {
         // [EST] receiver 0.5–1.0 µs incl. flush, minus entry/exit 500
         csd_flush: 150,
         // One load_balance() pass = lb_base + lb_stats_per_cpu and lb_walk_line_pct of an rq-line
-        // transfer per CPU of the span. Bounded by max_newidle_lb_cost on a bare-metal 2× Xeon E5-2680 v3
-        // (Haswell-EP, 12C/24T per socket, 6.8.1; Vitalii Bursov, "[PATCH v3 0/3] sched/fair:
-        // allow disabling sched_balance_newidle with sched_relax_domain_level", LKML 2024-04-03,
-        // <cover.1712147341.git.vitaly@bursov.com>). Each figure is a decaying maximum, so it
-        // bounds every pass of its window. With newidle stopped above SMT (relax levels 1–3)
+        // transfer per CPU of the span. Bounded by max_newidle_lb_cost on a bare-metal 2× Xeon
+        // E5-2680 v3 (Haswell-EP, 12C/24T per socket, 6.8.1; Vitalii Bursov, "[PATCH v3 0/3]
+        // sched/fair: allow disabling sched_balance_newidle with sched_relax_domain_level", LKML
+        // 2024-04-03, <cover.1712147341.git.vitaly@bursov.com>). Each figure is a decaying
+        // maximum, so it bounds every pass of its window. With newidle stopped above SMT (relax levels 1–3)
         // the 2-CPU SMT level recorded 309, 276 and 289 ns, update_blocked_averages() included
         // (v5.16); the 24-CPU MC level 2,776, 3,192 and 1,999 ns (3,444 as shipped).
         // [EST] the split: update_sg_lb_stats()' own work per CPU besides the line read.
