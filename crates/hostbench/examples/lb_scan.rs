@@ -6,8 +6,9 @@
 //! more (shorter ones ran on SMT siblings, which share their caches: such a repetition measures
 //! nothing). The runqueues lie in a shuffled order unless `--strided` (a constant stride, which
 //! a stride prefetcher may follow). `--idle-scan`: `select_idle_cpu()`'s probes over 16 and 48
-//! busy CPUs instead. `wakesim calibrate` runs the balance walk.
-use wakesim_hostbench::lb_scan::{idle_scan_line_share, median_share, walk_line_share};
+//! busy CPUs instead, in a tight loop and in the kernel's shape (`Walk::IdleScanKernel`), with a
+//! median for each. `wakesim calibrate` runs the balance walk.
+use wakesim_hostbench::lb_scan::{idle_scan_line_share, median_share, walk_line_share, Scan};
 
 fn main() {
     let flag = |f: &str| std::env::args().any(|a| a == f);
@@ -35,11 +36,16 @@ fn main() {
             eq.join(" ")
         );
     }
-    match median_share(&scans, 25.0) {
-        Some(s) => println!(
-            "line transfers per CPU of the walk: median {:.2} [{:.2}-{:.2}] over {} repetitions between cores",
-            s.median, s.min, s.max, s.n
-        ),
-        None => println!("no repetition ran between two cores (the vCPUs were SMT siblings throughout)"),
+    let mut walks: Vec<_> = scans.iter().map(|s| s.setup.walk).collect();
+    walks.dedup();
+    for w in walks {
+        let of: Vec<Scan> = scans.iter().filter(|s| s.setup.walk == w).copied().collect();
+        match median_share(&of, 25.0) {
+            Some(s) => println!(
+                "{w:?}: line transfers per CPU: median {:.2} [{:.2}-{:.2}] over {} repetitions between cores",
+                s.median, s.min, s.max, s.n
+            ),
+            None => println!("{w:?}: no repetition ran between two cores (the vCPUs were SMT siblings throughout)"),
+        }
     }
 }

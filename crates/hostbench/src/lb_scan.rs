@@ -64,6 +64,12 @@ pub enum Walk {
     /// `sched_idle_cpu()` (`nr_running` against `cfs.idle_h_nr_running`): three lines of each
     /// rq (+2688, +0, +128), a few instructions per CPU.
     IdleScan,
+    /// The same probes in the kernel's shape: `for_each_cpu_wrap()` over a cpumask through an
+    /// out-of-line `cpumask_next_wrap()` (`find_next_bit()` on the mask's words), the rq's
+    /// address from a per-CPU offset table (`cpu_rq()`), `idle_cpu()` out of line, and the
+    /// loop's `--nr` count: about three times the tight loop's instructions per CPU, which is
+    /// what bounds how many CPUs' misses an out-of-order window holds at once.
+    IdleScanKernel,
 }
 
 /// One configuration of the measurement.
@@ -84,7 +90,7 @@ impl Setup {
     /// Lines the walk reads per CPU.
     pub fn lines_per_cpu(&self) -> usize {
         match (self.walk, self.idle) {
-            (Walk::IdleScan, _) => 3,
+            (Walk::IdleScan | Walk::IdleScanKernel, _) => 3,
             (Walk::Balance, false) => 4,
             (Walk::Balance, true) => 6,
         }
@@ -183,6 +189,80 @@ unsafe fn select_idle_cpu(base: *const u8, slots: &[usize]) -> Option<usize> {
     None
 }
 
+/// `cpumask_next_wrap(n, mask, start)` over `mask`'s words: the next set bit after `n`,
+/// wrapping once past `start` (lib/cpumask.c), `None` when the walk is back at `start`.
+#[inline(never)]
+fn cpumask_next_wrap(n: i64, mask: &[u64], start: usize, wrapped: &mut bool) -> Option<usize> {
+    let bits = mask.len() * 64;
+    let find = |from: usize| -> Option<usize> {
+        let mut w = from / 64;
+        if w >= mask.len() {
+            return None;
+        }
+        let mut word = mask[w] & (!0u64 << (from % 64));
+        loop {
+            if word != 0 {
+                return Some(w * 64 + word.trailing_zeros() as usize);
+            }
+            w += 1;
+            if w == mask.len() {
+                return None;
+            }
+            word = mask[w];
+        }
+    };
+    let mut next = find((n + 1) as usize).filter(|&c| c < bits);
+    if *wrapped && next.is_some_and(|c| c >= start) {
+        return None;
+    }
+    if next.is_none() && !*wrapped {
+        *wrapped = true;
+        next = find(0).filter(|&c| c < start);
+    }
+    next
+}
+
+/// `idle_cpu()` (kernel/sched/core.c), out of line as the kernel's is.
+///
+/// # Safety
+/// `rq` points to a runqueue image.
+#[inline(never)]
+unsafe fn idle_cpu(rq: *const u8) -> bool {
+    let rd = |o: usize| unsafe { std::ptr::read_volatile(rq.add(o) as *const u64) };
+    let rd32 = |o: usize| unsafe { std::ptr::read_volatile(rq.add(o) as *const u32) };
+    if rd(off::CURR) != rd(off::IDLE) {
+        return false;
+    }
+    rd32(off::NR_RUNNING) == 0 && rd32(off::TTWU_PENDING) == 0
+}
+
+/// `select_idle_cpu()`'s CPU scan in the kernel's shape ([`Walk::IdleScanKernel`]): CPUs
+/// `0..n` of `mask`, from `target + 1`, `per_cpu_offset[cpu]` the rq's slot; the CPU found.
+///
+/// # Safety
+/// As [`update_sg_lb_stats`].
+unsafe fn select_idle_cpu_kernel(base: *const u8, per_cpu_offset: &[usize], mask: &[u64], target: usize) -> Option<usize> {
+    let rd32 = |rq: *const u8, o: usize| unsafe { std::ptr::read_volatile(rq.add(o) as *const u32) };
+    let mut nr = per_cpu_offset.len() as i64 + 1;
+    let start = target + 1;
+    let mut wrapped = false;
+    let mut cpu = start as i64 - 1;
+    while let Some(c) = cpumask_next_wrap(cpu, mask, start, &mut wrapped) {
+        cpu = c as i64;
+        nr -= 1;
+        if nr <= 0 {
+            return None;
+        }
+        let rq = unsafe { base.add(std::hint::black_box(per_cpu_offset[c]) * STRIDE) };
+        // __select_idle_cpu(): available_idle_cpu() || sched_idle_cpu().
+        let nr_running = rd32(rq, off::NR_RUNNING);
+        if unsafe { idle_cpu(rq) } || (nr_running != 0 && nr_running == rd32(rq, off::CFS_H_NR_IDLE)) {
+            return Some(c);
+        }
+    }
+    None
+}
+
 /// What the owners write: every line the walk reads. `idle` CPUs have `curr == idle` and nothing
 /// running (the walk reads six lines of each), busy ones run one task (four lines; `curr` too,
 /// which the idle scan reads).
@@ -239,6 +319,10 @@ pub fn lb_scan_ns(a: usize, b: usize, setup: Setup, reps: usize) -> io::Result<V
     let Setup { walk: kind, cpus: n, idle, pad, shuffled } = setup;
     let idle = idle && kind == Walk::Balance;
     let slots = &placement(n, shuffled);
+    // The scanned CPUs' cpumask (the kernel's walk starts after the waker's target, here the
+    // last CPU, so that it covers every CPU in order).
+    let mut mask = vec![0u64; n.div_ceil(64)];
+    (0..n).for_each(|c| mask[c / 64] |= 1 << (c % 64));
     crate::calib::probe(&[a, b], false)?;
     let mut rqs = Rqs::new(n);
     // The walker reads the images only during its turns, the owner writes them only during its
@@ -258,6 +342,9 @@ pub fn lb_scan_ns(a: usize, b: usize, setup: Setup, reps: usize) -> io::Result<V
                 }
                 Walk::IdleScan => {
                     std::hint::black_box(unsafe { select_idle_cpu(base, slots) });
+                }
+                Walk::IdleScanKernel => {
+                    std::hint::black_box(unsafe { select_idle_cpu_kernel(base, slots, &mask, n - 1) });
                 }
             };
             (timed(once), timed(once))
@@ -291,12 +378,25 @@ pub fn walk_line_share(a: usize, b: usize, strided: bool, reps: usize) -> io::Re
     Ok(out)
 }
 
-/// The idle scan's probes ([`Walk::IdleScan`]) over busy spans of 16 and 48 CPUs (an LLC's
-/// worth), `reps` repetitions each, shuffled unless `strided`.
+/// The idle scan's probes over busy spans of 16 and 48 CPUs (an LLC's worth), in the tight
+/// loop ([`Walk::IdleScan`]) and in the kernel's shape ([`Walk::IdleScanKernel`]), `reps`
+/// repetitions each, shuffled unless `strided`.
 pub fn idle_scan_line_share(a: usize, b: usize, strided: bool, reps: usize) -> io::Result<Vec<Scan>> {
+    let mut out = Vec::with_capacity(4 * reps);
+    for walk in [Walk::IdleScan, Walk::IdleScanKernel] {
+        for cpus in [16, 48] {
+            out.extend(lb_scan_ns(a, b, Setup { walk, cpus, idle: false, pad: 0, shuffled: !strided }, reps)?);
+        }
+    }
+    Ok(out)
+}
+
+/// The measurement behind `sis_probe_line_pct`: the kernel-shaped idle scan
+/// ([`Walk::IdleScanKernel`]) over busy, shuffled spans of 16 and 48 CPUs, `reps` repetitions each.
+pub fn idle_probe_line_share(a: usize, b: usize, reps: usize) -> io::Result<Vec<Scan>> {
     let mut out = Vec::with_capacity(2 * reps);
     for cpus in [16, 48] {
-        out.extend(lb_scan_ns(a, b, Setup { walk: Walk::IdleScan, cpus, idle: false, pad: 0, shuffled: !strided }, reps)?);
+        out.extend(lb_scan_ns(a, b, Setup { walk: Walk::IdleScanKernel, cpus, idle: false, pad: 0, shuffled: true }, reps)?);
     }
     Ok(out)
 }
