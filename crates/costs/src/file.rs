@@ -51,6 +51,7 @@ const SCALARS: &[(&str, Get, Set)] = &[
     ("ttwu_base", |p| p.ttwu_base, |p, v| p.ttwu_base = v),
     ("select_base", |p| p.select_base, |p, v| p.select_base = v),
     ("sis_probe", |p| p.sis_probe, |p, v| p.sis_probe = v),
+    ("sis_probe_line_pct", |p| p.sis_probe_line_pct, |p, v| p.sis_probe_line_pct = v),
     (
         "wakelist_queue",
         |p| p.wakelist_queue,

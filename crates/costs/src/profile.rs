@@ -128,6 +128,11 @@ pub struct CostProfile {
     /// `select_idle_cpu()` per probed CPU, on top of the line transfer of the probed rq
     /// (the model charges `line.get(dist)` for that read separately).
     pub sis_probe: u64,
+    /// What a probe of `select_idle_cpu()`'s loop pays for the probed rq's lines, in percent of
+    /// one line transfer at its distance: the loop's next CPU does not wait for this one's
+    /// lines, so an out-of-order core has several CPUs' misses in flight; the loop's last probe
+    /// is waited for in full. 100 would be one transfer per probe, one after another.
+    pub sis_probe_line_pct: u64,
     /// llist_add onto a remote call_single_queue + ttwu_pending write (waker side), excluding the
     /// transfers of the target's llist head / ttwu_pending lines (charged by distance).
     pub wakelist_queue: u64,
@@ -279,6 +284,12 @@ impl CostProfile {
                     ),
                 ));
             }
+        }
+        if self.sis_probe_line_pct > 300 {
+            return Err((
+                "sis_probe_line_pct",
+                format!("sis_probe_line_pct is at most 300 (the three lines of a probed rq one after another), got {}", self.sis_probe_line_pct),
+            ));
         }
         if self.lb_walk_line_pct > 600 {
             return Err((

@@ -1,6 +1,7 @@
 //! What reading every runqueue of a span costs a CPU (`update_sg_lb_stats()`'s walk over a
 //! domain, `select_idle_cpu()`'s full scan of an LLC): the sum of the line transfers by distance
-//! (for the walk, the share of it that its overlapping misses leave, [`walk_line_share`]),
+//! (for the walk, the share of it that its overlapping misses leave, [`walk_line_share`]; for
+//! the scan, [`ScanLines`]),
 //! computed from how many of the span's CPUs lie at each distance (`cpumask_weight_and()` with
 //! the CPU's core, cluster, LLC and package-node) rather than by visiting every CPU, so that
 //! setting up a machine of n CPUs stays near linear in n. Sums of integers: the same figures.
@@ -85,14 +86,47 @@ pub(crate) fn walk_line_share(lines: Time, pct: u64) -> Time {
     (lines * pct + 50) / 100
 }
 
-/// Per CPU, the cost of probing every CPU of its own LLC (`sis_probe` plus the line of each);
-/// `llc_span[l]` is the span of the model's LLC `l`, `llc_of[c]` the LLC of CPU `c`.
-pub(crate) fn own_llc_scan_costs(m: &Machine, masks: &DistanceMasks, llc_span: &[CpuSet], llc_of: &[u32], probe: Time, line: &LineCosts, mesh: &mut MeshSums) -> Vec<Time> {
+/// The rq lines of one `select_idle_cpu()` loop's probes (`__select_idle_cpu()` and
+/// `select_idle_core()` on each CPU of the scan). A probe's rq address comes from `cpu_rq(cpu)`
+/// alone and the loop goes on to the next CPU without waiting for this one's lines, so an
+/// out-of-order core has several probes' misses in flight: each probe pays `pct` percent of its
+/// line transfer (`sis_probe_line_pct`), and the loop's last probe, whose answer ends it, is
+/// waited for in full: `Σ pct·line + (1 − pct)·line_last`. The sum is rounded once, so that a
+/// scan charged from a precomputed span sum ([`own_llc_scan_lines`]) costs what the loop does.
+#[derive(Default, Clone, Copy)]
+pub(crate) struct ScanLines {
+    probes: u64,
+    lines: Time,
+    last: Time,
+}
+
+impl ScanLines {
+    /// One probe whose rq lines are one transfer of `line` ns away.
+    #[inline]
+    pub(crate) fn probe(&mut self, line: Time) {
+        self.probes += 1;
+        self.lines += line;
+        self.last = line;
+    }
+
+    /// `probes` probes whose lines sum to `lines`, the last of them `last` away.
+    pub(crate) fn of(probes: u64, lines: Time, last: Time) -> ScanLines {
+        ScanLines { probes, lines, last }
+    }
+
+    /// What the loop's probes cost: `sis_probe` each, and their lines as above.
+    pub(crate) fn cost(&self, sis_probe: Time, pct: u64) -> Time {
+        let share = |l: Time| (l * pct + 50) / 100;
+        self.probes * sis_probe + share(self.lines) + self.last.saturating_sub(share(self.last))
+    }
+}
+
+/// Per CPU, the sum of the line transfers of probing every CPU of its own LLC, one after
+/// another ([`ScanLines`] takes the share); `llc_span[l]` is the span of the model's LLC `l`,
+/// `llc_of[c]` the LLC of CPU `c`.
+pub(crate) fn own_llc_scan_lines(m: &Machine, masks: &DistanceMasks, llc_span: &[CpuSet], llc_of: &[u32], line: &LineCosts, mesh: &mut MeshSums) -> Vec<Time> {
     (0..m.nr_cpus())
-        .map(|c| {
-            let span = &llc_span[llc_of[c] as usize];
-            span.weight() as u64 * probe + masks.span_line_cost(&m.topo, c, span, line, mesh)
-        })
+        .map(|c| masks.span_line_cost(&m.topo, c, &llc_span[llc_of[c] as usize], line, mesh))
         .collect()
 }
 

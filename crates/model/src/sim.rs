@@ -58,8 +58,9 @@ pub struct Sim {
     pub smt: Vec<Vec<u32>>,
     /// CPUs of each LLC (indexed like `llcs`), ascending, for the idle scan.
     pub llc_cpus: Vec<Vec<u32>>,
-    /// Per CPU, the cost of probing every CPU of its own LLC (the idle scan's charge; another
-    /// LLC's is its size times one probe, all its CPUs being at one distance).
+    /// Per CPU, the line transfers of probing every CPU of its own LLC one after another (the
+    /// idle scan's full charge takes its share, `ScanLines`; another LLC's is its size times one
+    /// transfer, all its CPUs being at one distance).
     pub llc_scan_own: Vec<Time>,
     /// Root-domain overload flag (`rd->overloaded`): some CPU has more than one runnable task.
     pub rd_overloaded: bool,
@@ -273,7 +274,7 @@ impl Sim {
         if !crate::read_costs::llc_spans_are_topology_llcs(&m, &masks, &llc_span, &llc_of) {
             return Err(format!("machine '{}': an LLC domain span is not one LLC of the topology", m.name));
         }
-        let llc_scan_own = crate::read_costs::own_llc_scan_costs(&m, &masks, &llc_span, &llc_of, cfg.costs.sis_probe, &cfg.costs.line, &mut mesh_sums);
+        let llc_scan_own = crate::read_costs::own_llc_scan_lines(&m, &masks, &llc_span, &llc_of, &cfg.costs.line, &mut mesh_sums);
         let shared_runq = crate::data::SharedRunq::new(&llc_cpus, n, tasks.len());
         // The shells the benchmark and its server daemons were started from: CPU 0 on the quiet
         // machine, drawn from the seed when background activity runs (a different run).

@@ -4,8 +4,11 @@
 //! `has_idle_cores` hint (`__update_idle_core()`).
 //!
 //! Every CPU probed costs the waker a read of that CPU's rq line (by distance) plus the
-//! per-probe overhead, charged on the waker's CPU.
+//! per-probe overhead, charged on the waker's CPU. The shortcuts (target, prev, recent_used_cpu,
+//! `select_idle_smt()`) each wait for their line in full; the probes of `select_idle_cpu()`'s
+//! loop overlap their misses ([`ScanLines`]).
 
+use crate::read_costs::ScanLines;
 use crate::sim::Sim;
 use crate::state::TaskId;
 use wakesim_engine::Time;
@@ -17,6 +20,12 @@ impl Sim {
     #[inline]
     fn probe_cost(&self, from: usize, c: usize) -> Time {
         self.c.sis_probe + self.line_xfer(from, c)
+    }
+
+    /// What the probes of one `select_idle_cpu()` loop cost (`sis_probe_line_pct`).
+    #[inline]
+    pub(crate) fn scan_lines_cost(&self, sl: &ScanLines) -> Time {
+        sl.cost(self.c.sis_probe, self.c.sis_probe_line_pct)
     }
 
     fn sis_done(&mut self, o: SisOutcome, cpu: usize, cost: Time) -> (usize, Time) {
@@ -184,13 +193,19 @@ impl Sim {
             // No CPU of the LLC is idle: the scan probes as the loop below would and finds
             // nothing. Charge exactly those probes without walking them.
             let probes = if has_idle_core { n as u64 } else { (nr - 1).min(n as i64) as u64 };
-            let mut cost = if probes == n as u64 {
-                self.scan_cost_full(this, llc)
+            // The CPUs the loop would probe: the first `probes` after target, wrapping.
+            let start = self.llc_cpus[llc].partition_point(|&c| (c as usize) <= target);
+            let last = if has_idle_core {
+                self.last_idle_core_probe(llc, start)
             } else {
-                // The CPUs the loop would probe: the first `probes` after target, wrapping.
-                let start = self.llc_cpus[llc].partition_point(|&c| (c as usize) <= target);
-                (0..probes as usize).map(|k| self.probe_cost(this, self.llc_cpus[llc][(start + k) % n] as usize)).sum()
+                self.llc_cpus[llc][(start + probes as usize + n - 1) % n] as usize
             };
+            let lines = if probes == n as u64 {
+                self.scan_lines_full(this, llc)
+            } else {
+                (0..probes as usize).map(|k| self.line_xfer(this, self.llc_cpus[llc][(start + k) % n] as usize)).sum()
+            };
+            let mut cost = if probes == 0 { 0 } else { self.scan_lines_cost(&ScanLines::of(probes, lines, self.line_xfer(this, last))) };
             self.wake.sis_probes += probes;
             // The loop ends without `return -1` for an idle-core scan, a CPU scan whose depth
             // outlasts the LLC, and any scan cut short under SIS_IDLE_CORE_LIMIT.
@@ -201,6 +216,7 @@ impl Sim {
         }
         let mut idle_cpu: Option<usize> = None;
         let mut probes = 0u64;
+        let mut sl = ScanLines::default();
         let mut found: Option<(usize, SisOutcome)> = None;
         let mut returned = false; // `return -1` from inside the loop (depth exhausted)
         // for_each_cpu_wrap(cpu, cpus, target + 1) over the LLC's CPU list, or the mask.
@@ -224,7 +240,7 @@ impl Sim {
                 for i in 0..self.smt[c].len() {
                     let s = self.smt[c][i] as usize;
                     probes += 1;
-                    cost += self.probe_cost(this, s);
+                    sl.probe(self.line_xfer(this, s));
                     if !self.available_idle(s) {
                         all_idle = false;
                         if idle_cpu.is_some() {
@@ -252,7 +268,7 @@ impl Sim {
                     }
                 }
                 probes += 1;
-                cost += self.probe_cost(this, c);
+                sl.probe(self.line_xfer(this, c));
                 if self.available_idle(c) {
                     found = Some((c, SisOutcome::IdleCpu));
                     break;
@@ -264,6 +280,7 @@ impl Sim {
                 found = Some((c, SisOutcome::IdleCpu));
             }
         }
+        cost += self.scan_lines_cost(&sl);
         // Past the loop (no idle core returned from it, no `return -1`): the hint's update.
         if !returned && !matches!(found, Some((_, SisOutcome::IdleCore))) {
             cost += self.select_idle_cpu_end(this, llc, has_idle_core, found.is_some());
@@ -275,13 +292,30 @@ impl Sim {
         (found, cost)
     }
 
-    /// Cost of probing every CPU of LLC `llc` from `this`.
-    fn scan_cost_full(&self, this: usize, llc: usize) -> Time {
+    /// The CPU an idle-core scan of a busy LLC probes last: the last sibling of the core the
+    /// loop reaches last, i.e. of the CPU latest in the loop's order (`start` the position of
+    /// target + 1 in the LLC's list) none of whose siblings came before it. Searched from the
+    /// end of the order: with two threads a core, found within a few CPUs.
+    fn last_idle_core_probe(&self, llc: usize, start: usize) -> usize {
+        let cpus = &self.llc_cpus[llc];
+        let n = cpus.len();
+        let pos = |z: u32| (cpus.partition_point(|&c| c < z) + n - start) % n;
+        for k in (0..n).rev() {
+            let y = cpus[(start + k) % n];
+            if self.smt[y as usize].iter().all(|&s| s == y || pos(s) > k) {
+                return *self.smt[y as usize].last().expect("a CPU is its own sibling") as usize;
+            }
+        }
+        unreachable!("the loop's first CPU has no sibling before it")
+    }
+
+    /// The line transfers of probing every CPU of LLC `llc` from `this`, one after another.
+    fn scan_lines_full(&self, this: usize, llc: usize) -> Time {
         if self.cpus[this].llc as usize == llc {
             return self.llc_scan_own[this];
         }
         let cpus = &self.llc_cpus[llc];
-        cpus.len() as u64 * (self.c.sis_probe + self.line_xfer(this, cpus[0] as usize))
+        cpus.len() as u64 * self.line_xfer(this, cpus[0] as usize)
     }
 
     /// `__update_idle_core()`: when `cpu` switches to idle and all its SMT siblings are idle,

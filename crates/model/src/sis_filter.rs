@@ -72,6 +72,7 @@ impl Sim {
         let mut idle: Option<usize> = None;
         let mut found: Option<(usize, SisOutcome)> = None;
         let mut probes = 0u64;
+        let mut sl = crate::read_costs::ScanLines::default();
         let mut cleared = false;
         for c in cpus.iter_wrap(target + 1) {
             nr -= 1;
@@ -83,7 +84,7 @@ impl Sim {
                 for i in 0..self.smt[c].len() {
                     let s = self.smt[c][i] as usize;
                     probes += 1;
-                    cost += self.c.sis_probe + self.line_xfer(this, s);
+                    sl.probe(self.line_xfer(this, s));
                     if !self.available_idle(s) {
                         all_idle = false;
                     } else if idle.is_none() && allowed.contains(s) {
@@ -99,7 +100,7 @@ impl Sim {
                 for i in 0..self.smt[c].len() {
                     let s = self.smt[c][i] as usize;
                     probes += 1;
-                    cost += self.c.sis_probe + self.line_xfer(this, s);
+                    sl.probe(self.line_xfer(this, s));
                     if allowed.contains(s) && self.available_idle(s) {
                         sib = Some(s);
                         break;
@@ -118,13 +119,14 @@ impl Sim {
                 }
             } else {
                 probes += 1;
-                cost += self.c.sis_probe + self.line_xfer(this, c);
+                sl.probe(self.line_xfer(this, c));
                 if self.available_idle(c) {
                     idle = Some(c);
                     break;
                 }
             }
         }
+        cost += self.scan_lines_cost(&sl);
         if cleared {
             cost += self.sis_mask_write(this, l);
         }

@@ -16,6 +16,7 @@
 //! | a pipe / socketpair handed between two pinned threads (nearest pair), no sleeping, single messages and bursts of 16 | `pipe_lines`, `sock_lines`, `pipe_msg_lines`, `sock_msg_lines` | the burst's extra per message gives the message's lines; the rest of the single round trip, the channel's (`handoff` module doc) |
 //! | a 16 KiB buffer two pinned threads (nearest pair) take turns writing and reading, and the same copies on one CPU | `stream_write_overlap`, `stream_read_overlap` | 256 lines × line transfer / the extra copy time (`reuse` module doc) |
 //! | runqueue lines one CPU writes and another walks as `update_sg_lb_stats()` does, then walks again (nearest pair of two cores) | `lb_walk_line_pct` | (first walk − second) / CPUs / line (`lb_scan` module doc) |
+//! | the same runqueue lines probed as `select_idle_cpu()`'s loop does, over busy CPUs | `sis_probe_line_pct` | (first scan − second) / CPUs / line |
 //! | `taskset -c C perf bench sched pipe -T`, natively | `context_switch` | model solved to match |
 //! | the same with processes | `context_switch_mm` | model solved to match |
 //! | `taskset -c C hackbench -g 1 -l 200`, natively | `unix_send`, `unix_recv` (in place; step 4's split) | model solved to match |
@@ -109,7 +110,7 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
     // saying the cross-CPU part was skipped); the balance walk on the nearest pair of two cores.
     // The background activity last.
     let walk_pair = pairs.iter().position(|&(d, _, _)| d != Dist::Smt);
-    let total = 9 + if pairs.is_empty() { 1 } else { 3 * pairs.len() + 3 + walk_pair.is_some() as usize };
+    let total = 9 + if pairs.is_empty() { 1 } else { 3 * pairs.len() + 3 + 2 * walk_pair.is_some() as usize };
     let mut p = wakesim_costs::profile_for("host")?;
     p.name = "host-calibrated".into();
     let mut notes: BTreeMap<String, String> = BTreeMap::new();
@@ -392,6 +393,17 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
                 notes.insert("lb_walk_line_pct".into(), format!("measured: (walk after the other CPU's writes − the same walk again) / CPUs / line, × 100; {}", note(s, "line transfers per CPU")));
             }
             table.push(Measured { what: format!("balance walk {a}<->{b}, per CPU"), unit: "lines", result: share });
+            // The same pair: select_idle_cpu()'s loop over busy runqueues the other CPU wrote.
+            progress(step, total, &format!("runqueue lines written on CPU {a}, probed on {b} as select_idle_cpu() does"));
+            step += 1;
+            let share = wakesim_hostbench::lb_scan::idle_probe_line_share(a, b, reps)
+                .map_err(|e| format!("skipped: {e}"))
+                .and_then(|s| median_share(&s, min_line).ok_or_else(|| "no repetition between two cores".to_string()));
+            if let Ok(s) = &share {
+                p.sis_probe_line_pct = (s.median * 100.0).round().clamp(0.0, 300.0) as u64;
+                notes.insert("sis_probe_line_pct".into(), format!("measured: (scan after the other CPU's writes − the same scan again) / CPUs / line, × 100; {}", note(s, "line transfers per probe")));
+            }
+            table.push(Measured { what: format!("idle scan {a}<->{b}, per probe"), unit: "lines", result: share });
         }
         // The idle-target futex wake and a pipe ping-pong between two processes pinned to the same CPUs,
         // repetitions alternating (the host's state changes from one minute to the next; their

@@ -156,8 +156,21 @@ pub(crate) fn generic() -> CostProfile {
         ttwu_base: 100,
         // [EST] record_wakee + wake_wide + wake_affine arithmetic on hot lines
         select_base: 80,
-        // [EST] 20–60 ns per probe incl. the rq-line read (available_idle_cpu()) → ~10 ns besides it
+        // Measured: a loop in select_idle_cpu()'s shape (for_each_cpu_wrap() through an
+        // out-of-line cpumask_next_wrap(), cpu_rq() from a per-CPU offset table, idle_cpu() out
+        // of line, sched_idle_cpu()) over busy runqueue images in its own cache: 6–12 ns per CPU
+        // (twelve runs of 16 and 48 CPUs; Milan guest; `cargo run --release -p
+        // wakesim-hostbench --example lb_scan -- --idle-scan`, `IdleScanKernel`).
         sis_probe: 10,
+        // Measured by the same loop after another core wrote the three lines it reads of each
+        // rq (`curr`/`idle`, `nr_running`, `cfs.h_nr_idle`), against the loop again from its
+        // own cache: 0.15–0.40 line transfers per probe, median 0.31 over the nine runs whose
+        // lines took 33–41 ns (one L3, the scan's distance; 0.19–0.29 at 206–218 ns): about
+        // three CPUs', ten lines', misses in flight. A tight loop without the calls keeps eight
+        // to ten CPUs' in flight (0.10–0.13), so the loop's length bounds it, not Zen 3's miss
+        // buffers; ten lines is about what Skylake's L1D fill buffers hold (10–12 in the
+        // accounts found, no vendor table cited). One figure for every profile, as the walk's.
+        sis_probe_line_pct: 31,
         // [EST] llist_add cmpxchg + ttwu_pending store, lines charged separately
         wakelist_queue: 60,
         // [EST] receiver 0.5–1.0 µs incl. flush, minus entry/exit 500

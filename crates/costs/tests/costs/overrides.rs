@@ -186,6 +186,14 @@ fn smt_throughput_outside_1_to_2_is_rejected() {
 }
 
 #[test]
+fn an_idle_probe_line_share_above_three_lines_is_rejected() {
+    let (line, msg) = file_err(from_toml_str(zen3(), "\nsis_probe_line_pct = 301\n", "t.toml"));
+    assert_eq!(line, 2);
+    assert!(msg.contains("sis_probe_line_pct") && msg.contains("301"), "{msg}");
+    assert_eq!(from_toml_str(zen3(), "sis_probe_line_pct = 100\n", "t.toml").unwrap().sis_probe_line_pct, 100);
+}
+
+#[test]
 fn a_balance_walk_line_share_above_six_lines_is_rejected() {
     let (line, msg) = file_err(from_toml_str(zen3(), "\nlb_walk_line_pct = 601\n", "t.toml"));
     assert_eq!(line, 2);

@@ -118,6 +118,32 @@ fn one_idle_cpu() -> (Sim, usize) {
     (s, r)
 }
 
+/// `select_idle_cpu()`'s probes overlap their rq-line misses: each pays `sis_probe_line_pct` of
+/// its transfer and the loop's last probe, whose answer ends it, the rest of its own. With 100 %
+/// every probe pays one transfer (the charge before the share); a loop of one probe pays a whole
+/// transfer at any share.
+#[test]
+fn the_idle_scan_loop_pays_its_share_of_each_probe_line_and_the_last_in_full() {
+    let cost = |depth: u32, pct: u64| {
+        let (mut s, r) = one_idle_cpu();
+        s.llcs[0].nr_idle_scan = depth;
+        s.c.sis_probe_line_pct = pct;
+        let (cpu, cost) = s.select_idle_sibling_for(0, r, 5, 0);
+        let lines: Vec<u64> = (1..=depth as usize).map(|c| s.line_transfer(0, c)).collect();
+        (cpu, cost, lines)
+    };
+    // Seven probes, CPUs 1..7, the last (7) idle.
+    let ((c100, k100, lines), (c31, k31, _)) = (cost(7, 100), cost(7, 31));
+    assert_eq!((c100, c31), (7, 7));
+    let share = |l: u64| (l * 31 + 50) / 100;
+    let (sum, last) = (lines.iter().sum::<u64>(), lines[6]);
+    assert!(sum > 0 && last > 0, "the probed lines are another core's");
+    assert_eq!(k100 - k31, sum - share(sum) - (last - share(last)), "six probes' lines overlap, the last is waited for");
+    // One probe (CPU 1, busy): its whole line at either share.
+    let ((_, one100, _), (_, one31, _)) = (cost(1, 100), cost(1, 31));
+    assert_eq!(one100, one31);
+}
+
 #[test]
 fn sis_util_scans_at_most_nr_idle_scan_cpus() {
     for (depth, expect) in [(6u32, 0usize), (7, 7)] {
