@@ -377,33 +377,39 @@ pub fn calibrate(a: CalibrateArgs) -> Result<(), UserError> {
             }
         }
         if walk_pair == Some(i) {
-            // The first pair of two cores (SMT siblings share the lines the walk reads): a
-            // balance pass's walk over runqueues the other CPU wrote (lb_scan module doc).
-            progress(step, total, &format!("runqueue lines written on CPU {a}, walked on {b} as update_sg_lb_stats() does"));
-            step += 1;
-            use wakesim_hostbench::lb_scan::{median_share, walk_line_share};
-            // A repetition whose line took under half the pair's measured one ran where the
-            // two CPUs shared their caches (a hypervisor may move vCPUs).
+            // The first pair of two cores (SMT siblings share the lines the walks read): a
+            // balance pass's walk and select_idle_cpu()'s loop over runqueues the other CPU
+            // wrote (lb_scan module doc). A repetition whose line took under half the pair's
+            // measured one ran where the two CPUs shared their caches (a hypervisor may move vCPUs).
+            use wakesim_hostbench::lb_scan::{idle_probe_line_share, median_share, walk_line_share};
             let min_line = line_ns.map_or(0.0, |l| l / 2.0);
-            let share = walk_line_share(a, b, false, reps)
-                .map_err(|e| format!("skipped: {e}"))
-                .and_then(|s| median_share(&s, min_line).ok_or_else(|| "no repetition between two cores".to_string()));
-            if let Ok(s) = &share {
-                p.lb_walk_line_pct = (s.median * 100.0).round().clamp(0.0, 600.0) as u64;
-                notes.insert("lb_walk_line_pct".into(), format!("measured: (walk after the other CPU's writes − the same walk again) / CPUs / line, × 100; {}", note(s, "line transfers per CPU")));
+            /// One walk over runqueues the other CPU wrote, and the cost key it measures.
+            struct ShareStep {
+                verb: &'static str,
+                kernel: &'static str,
+                name: &'static str,
+                walk: fn(usize, usize, usize) -> std::io::Result<Vec<wakesim_hostbench::lb_scan::Scan>>,
+                key: &'static str,
+                set: fn(&mut wakesim_costs::CostProfile, u64),
+                max: f64,
+                per: &'static str,
             }
-            table.push(Measured { what: format!("balance walk {a}<->{b}, per CPU"), unit: "lines", result: share });
-            // The same pair: select_idle_cpu()'s loop over busy runqueues the other CPU wrote.
-            progress(step, total, &format!("runqueue lines written on CPU {a}, probed on {b} as select_idle_cpu() does"));
-            step += 1;
-            let share = wakesim_hostbench::lb_scan::idle_probe_line_share(a, b, reps)
-                .map_err(|e| format!("skipped: {e}"))
-                .and_then(|s| median_share(&s, min_line).ok_or_else(|| "no repetition between two cores".to_string()));
-            if let Ok(s) = &share {
-                p.sis_probe_line_pct = (s.median * 100.0).round().clamp(0.0, 300.0) as u64;
-                notes.insert("sis_probe_line_pct".into(), format!("measured: (scan after the other CPU's writes − the same scan again) / CPUs / line, × 100; {}", note(s, "line transfers per probe")));
+            let walks = [
+                ShareStep { verb: "walked", kernel: "update_sg_lb_stats()", name: "balance walk", walk: |a, b, r| walk_line_share(a, b, false, r), key: "lb_walk_line_pct", set: |p, v| p.lb_walk_line_pct = v, max: 600.0, per: "per CPU" },
+                ShareStep { verb: "probed", kernel: "select_idle_cpu()", name: "idle scan", walk: idle_probe_line_share, key: "sis_probe_line_pct", set: |p, v| p.sis_probe_line_pct = v, max: 300.0, per: "per probe" },
+            ];
+            for ShareStep { verb, kernel, name, walk, key, set, max, per } in walks {
+                progress(step, total, &format!("runqueue lines written on CPU {a}, {verb} on {b} as {kernel} does"));
+                step += 1;
+                let share = walk(a, b, reps)
+                    .map_err(|e| format!("skipped: {e}"))
+                    .and_then(|s| median_share(&s, min_line).ok_or_else(|| "no repetition between two cores".to_string()));
+                if let Ok(s) = &share {
+                    set(&mut p, (s.median * 100.0).round().clamp(0.0, max) as u64);
+                    notes.insert(key.into(), format!("measured: ({name} after the other CPU's writes − the same {name} again) / CPUs / line, × 100; {}", note(s, &format!("line transfers {per}"))));
+                }
+                table.push(Measured { what: format!("{name} {a}<->{b}, {per}"), unit: "lines", result: share });
             }
-            table.push(Measured { what: format!("idle scan {a}<->{b}, per probe"), unit: "lines", result: share });
         }
         // The idle-target futex wake and a pipe ping-pong between two processes pinned to the same CPUs,
         // repetitions alternating (the host's state changes from one minute to the next; their
