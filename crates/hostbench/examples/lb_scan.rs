@@ -7,7 +7,7 @@
 //! nothing). The runqueues lie in a shuffled order unless `--strided` (a constant stride, which
 //! a stride prefetcher may follow). `--idle-scan`: `select_idle_cpu()`'s probes over 16 and 48
 //! busy CPUs instead, in a tight loop and in the kernel's shape (`Walk::IdleScanKernel`), with a
-//! median for each. `wakesim calibrate` runs the balance walk.
+//! median for each. `wakesim calibrate` runs the balance walk and the kernel-shaped scan.
 use wakesim_hostbench::lb_scan::{idle_scan_line_share, median_share, walk_line_share, Scan};
 
 fn main() {

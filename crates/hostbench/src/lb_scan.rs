@@ -382,21 +382,23 @@ pub fn walk_line_share(a: usize, b: usize, strided: bool, reps: usize) -> io::Re
 /// loop ([`Walk::IdleScan`]) and in the kernel's shape ([`Walk::IdleScanKernel`]), `reps`
 /// repetitions each, shuffled unless `strided`.
 pub fn idle_scan_line_share(a: usize, b: usize, strided: bool, reps: usize) -> io::Result<Vec<Scan>> {
-    let mut out = Vec::with_capacity(4 * reps);
-    for walk in [Walk::IdleScan, Walk::IdleScanKernel] {
-        for cpus in [16, 48] {
-            out.extend(lb_scan_ns(a, b, Setup { walk, cpus, idle: false, pad: 0, shuffled: !strided }, reps)?);
-        }
-    }
+    let mut out = idle_scan_spans(a, b, Walk::IdleScan, !strided, reps)?;
+    out.extend(idle_scan_spans(a, b, Walk::IdleScanKernel, !strided, reps)?);
     Ok(out)
 }
 
 /// The measurement behind `sis_probe_line_pct`: the kernel-shaped idle scan
 /// ([`Walk::IdleScanKernel`]) over busy, shuffled spans of 16 and 48 CPUs, `reps` repetitions each.
 pub fn idle_probe_line_share(a: usize, b: usize, reps: usize) -> io::Result<Vec<Scan>> {
+    idle_scan_spans(a, b, Walk::IdleScanKernel, true, reps)
+}
+
+/// `walk` (one of the idle scan's loops) over busy spans of 16 and 48 CPUs (an LLC's worth),
+/// `reps` repetitions each.
+fn idle_scan_spans(a: usize, b: usize, walk: Walk, shuffled: bool, reps: usize) -> io::Result<Vec<Scan>> {
     let mut out = Vec::with_capacity(2 * reps);
     for cpus in [16, 48] {
-        out.extend(lb_scan_ns(a, b, Setup { walk: Walk::IdleScanKernel, cpus, idle: false, pad: 0, shuffled: true }, reps)?);
+        out.extend(lb_scan_ns(a, b, Setup { walk, cpus, idle: false, pad: 0, shuffled }, reps)?);
     }
     Ok(out)
 }

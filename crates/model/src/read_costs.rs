@@ -1,6 +1,6 @@
 //! What reading every runqueue of a span costs a CPU (`update_sg_lb_stats()`'s walk over a
 //! domain, `select_idle_cpu()`'s full scan of an LLC): the sum of the line transfers by distance
-//! (for the walk, the share of it that its overlapping misses leave, [`walk_line_share`]; for
+//! (for the walk, the share of it that its overlapping misses leave, [`line_share`]; for
 //! the scan, [`ScanLines`]),
 //! computed from how many of the span's CPUs lie at each distance (`cpumask_weight_and()` with
 //! the CPU's core, cluster, LLC and package-node) rather than by visiting every CPU, so that
@@ -79,10 +79,11 @@ impl DistanceMasks {
     }
 }
 
-/// What a balance pass's walk (`update_sg_lb_stats()` over each group of a domain) pays for
-/// the span's rq lines: `pct` percent of their one-after-another sum (`lb_walk_line_pct`: the
-/// lines of one CPU's rq overlap each other and the next CPUs'), rounded to the nearest ns.
-pub(crate) fn walk_line_share(lines: Time, pct: u64) -> Time {
+/// `pct` percent of `lines`, the one-after-another sum of some rq-line transfers whose misses
+/// overlap, rounded to the nearest ns: what a balance pass's walk (`update_sg_lb_stats()` over
+/// each group of a domain) pays for its span's rq lines (`lb_walk_line_pct`: the lines of one
+/// CPU's rq overlap each other and the next CPUs'), and the idle scan's probes ([`ScanLines`]).
+pub(crate) fn line_share(lines: Time, pct: u64) -> Time {
     (lines * pct + 50) / 100
 }
 
@@ -114,10 +115,14 @@ impl ScanLines {
         ScanLines { probes, lines, last }
     }
 
+    /// How many probes the loop made.
+    pub(crate) fn probes(&self) -> u64 {
+        self.probes
+    }
+
     /// What the loop's probes cost: `sis_probe` each, and their lines as above.
     pub(crate) fn cost(&self, sis_probe: Time, pct: u64) -> Time {
-        let share = |l: Time| (l * pct + 50) / 100;
-        self.probes * sis_probe + share(self.lines) + self.last.saturating_sub(share(self.last))
+        self.probes * sis_probe + line_share(self.lines, pct) + self.last.saturating_sub(line_share(self.last, pct))
     }
 }
 

@@ -163,7 +163,7 @@ impl Sim {
                     .iter()
                     .map(|sd| DomState {
                         balance_interval_ms: sd.min_interval_ms as u64,
-                        scan_cost: crate::read_costs::walk_line_share(
+                        scan_cost: crate::read_costs::line_share(
                             masks.span_line_cost(&m.topo, c, &sd.span, &cfg.costs.line, &mut mesh_sums),
                             cfg.costs.lb_walk_line_pct,
                         ) + sd.span_weight as u64 * cfg.costs.lb_stats_per_cpu,

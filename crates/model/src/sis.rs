@@ -215,7 +215,6 @@ impl Sim {
             return (None, cost);
         }
         let mut idle_cpu: Option<usize> = None;
-        let mut probes = 0u64;
         let mut sl = ScanLines::default();
         let mut found: Option<(usize, SisOutcome)> = None;
         let mut returned = false; // `return -1` from inside the loop (depth exhausted)
@@ -239,7 +238,6 @@ impl Sim {
                 let mut all_idle = true;
                 for i in 0..self.smt[c].len() {
                     let s = self.smt[c][i] as usize;
-                    probes += 1;
                     sl.probe(self.line_xfer(this, s));
                     if !self.available_idle(s) {
                         all_idle = false;
@@ -267,7 +265,6 @@ impl Sim {
                         break;
                     }
                 }
-                probes += 1;
                 sl.probe(self.line_xfer(this, c));
                 if self.available_idle(c) {
                     found = Some((c, SisOutcome::IdleCpu));
@@ -285,7 +282,7 @@ impl Sim {
         if !returned && !matches!(found, Some((_, SisOutcome::IdleCore))) {
             cost += self.select_idle_cpu_end(this, llc, has_idle_core, found.is_some());
         }
-        self.wake.sis_probes += probes;
+        self.wake.sis_probes += sl.probes();
         if found.is_some() {
             self.wake.sis_found += 1;
         }

@@ -71,7 +71,6 @@ impl Sim {
         let mut cost = self.line_xfer(this, self.llcs[l].sis_filter.line.owner as usize);
         let mut idle: Option<usize> = None;
         let mut found: Option<(usize, SisOutcome)> = None;
-        let mut probes = 0u64;
         let mut sl = crate::read_costs::ScanLines::default();
         let mut cleared = false;
         for c in cpus.iter_wrap(target + 1) {
@@ -83,7 +82,6 @@ impl Sim {
                 let mut all_idle = true;
                 for i in 0..self.smt[c].len() {
                     let s = self.smt[c][i] as usize;
-                    probes += 1;
                     sl.probe(self.line_xfer(this, s));
                     if !self.available_idle(s) {
                         all_idle = false;
@@ -99,7 +97,6 @@ impl Sim {
                 let mut sib = None;
                 for i in 0..self.smt[c].len() {
                     let s = self.smt[c][i] as usize;
-                    probes += 1;
                     sl.probe(self.line_xfer(this, s));
                     if allowed.contains(s) && self.available_idle(s) {
                         sib = Some(s);
@@ -118,7 +115,6 @@ impl Sim {
                     }
                 }
             } else {
-                probes += 1;
                 sl.probe(self.line_xfer(this, c));
                 if self.available_idle(c) {
                     idle = Some(c);
@@ -144,7 +140,7 @@ impl Sim {
                 self.cpus[target].sis_filter.scan_sibling = true;
             }
         }
-        self.wake.sis_probes += probes;
+        self.wake.sis_probes += sl.probes();
         if found.is_some() {
             self.wake.sis_found += 1;
         }

@@ -159,13 +159,13 @@ pub(crate) fn generic() -> CostProfile {
         // Measured: a loop in select_idle_cpu()'s shape (for_each_cpu_wrap() through an
         // out-of-line cpumask_next_wrap(), cpu_rq() from a per-CPU offset table, idle_cpu() out
         // of line, sched_idle_cpu()) over busy runqueue images in its own cache: 6–12 ns per CPU
-        // (twelve runs of 16 and 48 CPUs; Milan guest; `cargo run --release -p
+        // (six runs, each over 16 and 48 CPUs; Milan guest; `cargo run --release -p
         // wakesim-hostbench --example lb_scan -- --idle-scan`, `IdleScanKernel`).
         sis_probe: 10,
         // Measured by the same loop after another core wrote the three lines it reads of each
         // rq (`curr`/`idle`, `nr_running`, `cfs.h_nr_idle`), against the loop again from its
-        // own cache: 0.15–0.40 line transfers per probe, median 0.31 over the nine runs whose
-        // lines took 33–41 ns (one L3, the scan's distance; 0.19–0.29 at 206–218 ns): about
+        // own cache: 0.15–0.40 line transfers per probe, median 0.31 over the nine spans of
+        // those runs whose lines took 33–41 ns (one L3, the scan's distance; 0.19–0.29 at 206–218 ns): about
         // three CPUs', ten lines', misses in flight. A tight loop without the calls keeps eight
         // to ten CPUs' in flight (0.10–0.13), so the loop's length bounds it, not Zen 3's miss
         // buffers; ten lines is about what Skylake's L1D fill buffers hold (10–12 in the
