@@ -367,6 +367,13 @@ impl Sim {
                     return Flow::Pop;
                 }
                 if self.cpus[cpu].csd.iter().any(|c| matches!(c, Csd::Ttwu(_))) {
+                    if !self.f.TTWU_PENDING_AFTER_ENQUEUE {
+                        // Before v6.2 (d6962c4fe8f9) sched_ttwu_pending() clears the flag
+                        // before it takes the rq lock: until the enqueues, idle_cpu() sees an
+                        // idle CPU and wakers may choose it again.
+                        self.cpus[cpu].ttwu_pending = false;
+                        self.refresh_idle(cpu);
+                    }
                     return self.call(cpu, Frame::Csd { phase: CsdPhase::RqLocked }, Frame::Lock { lock: LockId::Rq(cpu as u32), granted: false });
                 }
                 self.busy(cpu, self.c.csd_flush, Frame::Csd { phase: CsdPhase::FuncsDone })
@@ -393,6 +400,8 @@ impl Sim {
                         Csd::Func { from, waiter } => self.csd_func_done(cpu, from, waiter),
                     }
                 }
+                // v6.2 on: cleared once a task is enqueued (nr_running then keeps idle_cpu()
+                // false); before, this clears what wakelist entries arrived during the flush set.
                 self.cpus[cpu].ttwu_pending = false;
                 self.refresh_idle(cpu);
                 self.lock_release(cpu, LockId::Rq(cpu as u32));

@@ -341,3 +341,35 @@ fn a_second_wakeup_to_an_undrained_wakelist_sends_no_second_ipi() {
     step_until_cond(&mut s, 2 * MSEC, "both enqueued", |s| s.nr_running(5) == 2);
     assert_eq!(s.wake.ipis_call_function, b.ipis_call_function + 1, "one IPI for two wakeups");
 }
+
+/// Steps from R's wakelist queueing on CPU 5 until R runs there; returns whether CPU 5 ever
+/// looked idle to a waker (`available_idle_cpu()`) while R was still on its list, and what
+/// `select_idle_sibling()` chose at that moment for another task whose previous CPU is 5.
+fn idle_while_r_is_queued(f: Features) -> (bool, Option<usize>) {
+    let mut s = sim("test-smt2", f, &waker_wakee(5, 200 * USEC), 1);
+    step_to_wakeup(&mut s, 200 * USEC);
+    assert!(s.on_wakelist(5, R) && s.nr_running(5) == 0, "R queued on CPU 5's list, not enqueued");
+    let (mut seen, mut chosen) = (false, None);
+    while s.running(5) != Some(R) {
+        if s.on_wakelist(5, R) && s.is_available_idle(5) && !seen {
+            seen = true;
+            chosen = Some(s.select_idle_sibling_for(0, 0, 5, 5).0);
+        }
+        let (t, _) = s.step().expect("events pending");
+        assert!(t <= 300 * USEC, "R not running on CPU 5 by 300 µs");
+    }
+    (seen, chosen)
+}
+
+#[test]
+fn before_v6_2_a_cpu_taking_its_wakelist_looks_idle_until_the_enqueue() {
+    // sched_ttwu_pending() cleared rq->ttwu_pending before taking the rq lock (v5.8 to v6.1);
+    // from v6.2 (d6962c4fe8f9) it clears it after the enqueues. In the window a waker's
+    // select_idle_sibling() takes the CPU as idle and stacks a second task on it.
+    let mut early = v6_6();
+    early.TTWU_PENDING_AFTER_ENQUEUE = false;
+    assert_eq!(idle_while_r_is_queued(early), (true, Some(5)), "v5.19: CPU 5 idle in the window, chosen");
+    assert_eq!(idle_while_r_is_queued(v6_6()), (false, None), "v6.2 on: never idle while R is queued");
+    assert!(!wakesim_model::Features::for_kernel("v5.19").unwrap().TTWU_PENDING_AFTER_ENQUEUE);
+    assert!(wakesim_model::Features::for_kernel("v6.6").unwrap().TTWU_PENDING_AFTER_ENQUEUE);
+}
