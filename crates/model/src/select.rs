@@ -140,6 +140,7 @@ impl Sim {
         let prev = self.tasks[p as usize].cpu as usize;
         let waker = self.curr(cpu);
         let mut cost = self.c.select_base;
+        self.tasks[p as usize].scan_resume = None;
         if self.tasks[p as usize].nr_cpus_allowed == 1 {
             // select_task_rq(): a task with one allowed CPU skips the class hook.
             let only = self.tasks[p as usize].allowed.first().unwrap_or(prev);

@@ -10,7 +10,7 @@
 
 use crate::read_costs::ScanLines;
 use crate::sim::Sim;
-use crate::state::TaskId;
+use crate::state::{ScanKind, ScanResume, TaskId};
 use wakesim_engine::Time;
 use wakesim_machine::CpuSet;
 use wakesim_stats::SisOutcome;
@@ -114,16 +114,16 @@ impl Sim {
             self.wake.sis_scans += 1;
             if self.f.SIS_LLC_BUSY {
                 // v5 5/5: the series' filter, the same scan over the LLC's mask of idle CPUs.
-                return self.select_idle_cpu_filter_v5(this, p, has_idle_core, target, nr);
+                return self.select_idle_cpu_filter_v5(this, p, has_idle_core, target, nr, None);
             }
-            return self.select_idle_cpu_filter(this, p, has_idle_core, target, nr);
+            return self.select_idle_cpu_filter(this, p, has_idle_core, target, nr, None);
         }
         let prop = self.f.SIS_PROP && !has_idle_core;
         if prop {
             nr = self.sis_prop_depth(this, llc) as i64;
         }
         self.wake.sis_scans += 1;
-        let (found, cost) = self.select_idle_cpu_scan(this, p, has_idle_core, target, nr, None);
+        let (found, cost) = self.select_idle_cpu_scan(this, p, has_idle_core, target, nr, None, None);
         if prop {
             // Account the scan time against this CPU's idle budget and the LLC's average.
             let c = &mut self.cpus[this];
@@ -132,6 +132,59 @@ impl Sim {
             l.avg_scan_cost = (l.avg_scan_cost as i64 + (cost as i64 - l.avg_scan_cost as i64) / 8) as u64;
         }
         (found, cost)
+    }
+
+    /// The CPU an idle scan returned, read when the scan reaches it. The model runs the scan
+    /// when `try_to_wake_up()` starts; the kernel's `select_idle_cpu()` reads each CPU as its
+    /// probe comes, so it reads the CPU it returns at the end of the scan's time, which is when
+    /// the waker calls this. If another wakeup claimed that CPU (or, for an idle core, a CPU of
+    /// the core) meanwhile, the kernel's probe would have found it busy and gone on: the scan
+    /// goes on past it with the depth it had left (`ScanResume`), and returns the CPU it finds,
+    /// else `select_idle_sibling()`'s target, with the further probes' cost. None: the CPU is
+    /// still what the scan found (or no scan returned one).
+    pub(crate) fn sis_recheck(&mut self, this: usize, p: TaskId) -> Option<(usize, Time)> {
+        let mut r = self.tasks[p as usize].scan_resume.take()?;
+        let x = r.found as usize;
+        let still = if r.has_idle_core {
+            self.smt[x].iter().all(|&s| self.available_idle(s as usize))
+        } else {
+            self.available_idle(x)
+        };
+        if still {
+            return None;
+        }
+        if r.has_idle_core && r.idle_cpu.is_none() && self.available_idle(x) {
+            // Only a sibling was taken: the probe of the core would have kept `x` as its idle CPU.
+            r.idle_cpu = Some(r.found);
+        }
+        self.wake.sis_rescans += 1;
+        self.wake.sis_found -= 1; // the scan counts again by what it finds now
+        let was = if r.has_idle_core && r.at == r.found { SisOutcome::IdleCore } else { SisOutcome::IdleCpu };
+        self.wake.sis_outcome[was as usize] -= 1;
+        let target = r.target as usize;
+        let (found, cost) = match r.kind {
+            ScanKind::Llc { prop } => {
+                let (found, cost) = self.select_idle_cpu_scan(this, p, r.has_idle_core, target, r.nr, None, Some(r));
+                if prop {
+                    // The further probes' time comes off the waker's idle budget too (the
+                    // kernel's single sample of the scan's time in avg_scan_cost is left as
+                    // the first part's).
+                    let c = &mut self.cpus[this];
+                    c.wake_avg_idle -= c.wake_avg_idle.min(cost);
+                }
+                (found, cost)
+            }
+            ScanKind::FilterV5 => {
+                let l = self.cpus[target].llc as usize;
+                let cpus = self.llcs[l].sis_filter.mask.and(&self.tasks[p as usize].allowed);
+                self.select_idle_cpu_scan(this, p, r.has_idle_core, target, r.nr, Some(&cpus), Some(r))
+            }
+            ScanKind::FilterV6 { .. } => self.select_idle_cpu_filter(this, p, r.has_idle_core, target, r.nr, Some(r)),
+        };
+        let (cpu, o) = found.unwrap_or((target, SisOutcome::Fallback));
+        self.wake.sis_outcome[o as usize] += 1;
+        self.wake.cost_scan += cost;
+        Some((cpu, cost))
     }
 
     /// The end of `select_idle_cpu()` after a scan that returned no idle core, `idle` the idle
@@ -177,7 +230,12 @@ impl Sim {
     /// With SIS_IDLE_CORE_LIMIT (v5 2/5) `if (!--nr) break;` heads every visit, idle-core scan
     /// or not, and a scan cut short reaches the hint's update; without it only the CPU scan
     /// counts down and returns -1 at zero.
-    pub(crate) fn select_idle_cpu_scan(&mut self, this: usize, p: TaskId, has_idle_core: bool, target: usize, mut nr: i64, mask: Option<&CpuSet>) -> (Option<(usize, SisOutcome)>, Time) {
+    ///
+    /// `resume`: the scan goes on past the CPU it had returned, claimed by another wakeup
+    /// before the scan reached it ([`ScanResume`]). A scan that returns a CPU from its loop
+    /// leaves where it stood in the wakee's `scan_resume`.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn select_idle_cpu_scan(&mut self, this: usize, p: TaskId, has_idle_core: bool, target: usize, mut nr: i64, mask: Option<&CpuSet>, resume: Option<ScanResume>) -> (Option<(usize, SisOutcome)>, Time) {
         let llc = self.cpus[target].llc as usize;
         let allowed = &self.tasks[p as usize].allowed;
         let mut cost: Time = 0;
@@ -187,6 +245,7 @@ impl Sim {
         let all_allowed = self.tasks[p as usize].nr_cpus_allowed as usize == self.nr_cpus();
         if self.llcs[llc].nr_avail_idle == 0
             && mask.is_none()
+            && resume.is_none()
             && !(limit && has_idle_core && nr < i64::MAX)
             && (all_allowed || self.m.llc_span[target].is_subset_of(allowed))
         {
@@ -214,16 +273,40 @@ impl Sim {
             }
             return (None, cost);
         }
-        let mut idle_cpu: Option<usize> = None;
+        let mut idle_cpu: Option<usize> = resume.and_then(|r| r.idle_cpu).map(|c| c as usize);
         let mut sl = ScanLines::default();
         let mut found: Option<(usize, SisOutcome)> = None;
         let mut returned = false; // `return -1` from inside the loop (depth exhausted)
-        // for_each_cpu_wrap(cpu, cpus, target + 1) over the LLC's CPU list, or the mask.
+        // for_each_cpu_wrap(cpu, cpus, target + 1) over the LLC's CPU list, or the mask; a
+        // resumed scan starts after the CPU it had returned.
+        let wpos = wrap_pos(self.nr_cpus(), target);
+        let after = resume.map(|r| wpos(r.at as usize));
         let start = self.llc_cpus[llc].partition_point(|&c| (c as usize) <= target);
         let from_llc = mask.is_none().then(|| (0..n).map(|k| self.llc_cpus[llc][(start + k) % n] as usize));
         let from_mask = mask.map(|m| m.iter_wrap(target + 1));
+        let order = from_llc.into_iter().flatten().chain(from_mask.into_iter().flatten());
         let mut examined = CpuSet::new(); // cores already examined by select_idle_core
-        for c in from_llc.into_iter().flatten().chain(from_mask.into_iter().flatten()) {
+        if let (Some(a), true) = (after, has_idle_core) {
+            // The cores the scan examined before it returned: every allowed CPU of its order up
+            // to the one it returned (cpumask_andnot() took each examined core's siblings out).
+            let mut mark = |c: usize| {
+                if allowed.contains(c) {
+                    for &s in self.smt[c].iter() {
+                        examined.set(s as usize);
+                    }
+                }
+            };
+            match mask {
+                None => (0..n).map(|k| self.llc_cpus[llc][(start + k) % n] as usize).take_while(|&c| wpos(c) <= a).for_each(&mut mark),
+                Some(m) => m.iter_wrap(target + 1).take_while(|&c| wpos(c) <= a).for_each(&mut mark),
+            }
+        }
+        let kind = match mask {
+            Some(_) => ScanKind::FilterV5,
+            None => ScanKind::Llc { prop: self.f.SIS_PROP && !has_idle_core && !self.f.SIS_FILTER },
+        };
+        let mut left = None; // where the loop stood when it returned a CPU
+        for c in order.skip_while(|&c| after.is_some_and(|a| wpos(c) <= a)) {
             if !allowed.contains(c) || examined.contains(c) {
                 continue;
             }
@@ -235,6 +318,7 @@ impl Sim {
             }
             if has_idle_core {
                 // select_idle_core(): every sibling must be idle.
+                let idle_before = idle_cpu;
                 let mut all_idle = true;
                 for i in 0..self.smt[c].len() {
                     let s = self.smt[c][i] as usize;
@@ -252,6 +336,8 @@ impl Sim {
                 }
                 if all_idle {
                     found = Some((c, SisOutcome::IdleCore));
+                    let idle_cpu = idle_before.map(|i| i as u32);
+                    left = Some(ScanResume { target: target as u32, found: c as u32, at: c as u32, nr, has_idle_core, idle_cpu, kind });
                     break;
                 }
                 for i in 0..self.smt[c].len() {
@@ -268,6 +354,7 @@ impl Sim {
                 sl.probe(self.line_xfer(this, c));
                 if self.available_idle(c) {
                     found = Some((c, SisOutcome::IdleCpu));
+                    left = Some(ScanResume { target: target as u32, found: c as u32, at: c as u32, nr, has_idle_core, idle_cpu: None, kind });
                     break;
                 }
             }
@@ -286,6 +373,7 @@ impl Sim {
         if found.is_some() {
             self.wake.sis_found += 1;
         }
+        self.tasks[p as usize].scan_resume = left;
         (found, cost)
     }
 
@@ -424,4 +512,11 @@ impl Sim {
         }
         u.min(self.cpus[c].capacity)
     }
+}
+
+/// The position of CPU `c` in `for_each_cpu_wrap(c, mask, target + 1)`'s order on a machine of
+/// `n` CPUs: 0 for `target + 1`, counting up and wrapping.
+pub(crate) fn wrap_pos(n: usize, target: usize) -> impl Fn(usize) -> usize {
+    let first = (target + 1) % n;
+    move |c| (c + n - first) % n
 }

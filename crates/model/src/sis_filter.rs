@@ -7,7 +7,7 @@
 //! a write to a line shared by the whole LLC, charged with its transfer and serialisation.
 
 use crate::sim::Sim;
-use crate::state::TaskId;
+use crate::state::{ScanKind, ScanResume, TaskId};
 use wakesim_engine::Time;
 use wakesim_stats::SisOutcome;
 
@@ -47,38 +47,49 @@ impl Sim {
     /// state of 4/5): the same scan as without it, over the mask of idle CPUs instead of the
     /// LLC (`cpumask_and(cpus, sched_domain_icpus(sd), p->cpus_ptr)` when SMT is active); a scan
     /// that finds nothing marks the LLC busy and empties the mask (`clear_idle_cpus()`).
-    pub(crate) fn select_idle_cpu_filter_v5(&mut self, this: usize, p: TaskId, has_idle_core: bool, target: usize, nr: i64) -> (Option<(usize, SisOutcome)>, Time) {
+    /// `resume`: as for [`Sim::select_idle_cpu_scan`], over the mask as it is now (the kernel's
+    /// scan goes on over the copy it took at its start, a few µs older).
+    pub(crate) fn select_idle_cpu_filter_v5(&mut self, this: usize, p: TaskId, has_idle_core: bool, target: usize, nr: i64, resume: Option<ScanResume>) -> (Option<(usize, SisOutcome)>, Time) {
         if !self.m.topo.smt_active() {
-            return self.select_idle_cpu_scan(this, p, has_idle_core, target, nr, None);
+            return self.select_idle_cpu_scan(this, p, has_idle_core, target, nr, None, resume);
         }
         let l = self.cpus[target].llc as usize;
         let cpus = self.llcs[l].sis_filter.mask.and(&self.tasks[p as usize].allowed);
         // Reading the shared mask line.
         let read = self.line_xfer(this, self.llcs[l].sis_filter.line.owner as usize);
-        let (found, cost) = self.select_idle_cpu_scan(this, p, has_idle_core, target, nr, Some(&cpus));
+        let (found, cost) = self.select_idle_cpu_scan(this, p, has_idle_core, target, nr, Some(&cpus), resume);
         (found, read + cost)
     }
 
     /// `select_idle_cpu()` with the filter (v6 4/4 scan-failure handling). Returns the CPU found
     /// and the scan's cost (probes, the mask line's read, any mask write) and charges nothing:
-    /// the wakeup pays it with the placement.
-    pub(crate) fn select_idle_cpu_filter(&mut self, this: usize, p: TaskId, has_idle_core: bool, target: usize, mut nr: i64) -> (Option<(usize, SisOutcome)>, Time) {
+    /// the wakeup pays it with the placement. `resume`: as for the v5 filter.
+    pub(crate) fn select_idle_cpu_filter(&mut self, this: usize, p: TaskId, has_idle_core: bool, target: usize, mut nr: i64, resume: Option<ScanResume>) -> (Option<(usize, SisOutcome)>, Time) {
         let l = self.cpus[target].llc as usize;
-        let scan_sibling = std::mem::take(&mut self.cpus[target].sis_filter.scan_sibling);
+        let scan_sibling = match resume {
+            Some(ScanResume { kind: ScanKind::FilterV6 { scan_sibling }, .. }) => scan_sibling,
+            _ => std::mem::take(&mut self.cpus[target].sis_filter.scan_sibling),
+        };
+        let kind = ScanKind::FilterV6 { scan_sibling };
         let allowed = &self.tasks[p as usize].allowed;
         let cpus = self.llcs[l].sis_filter.mask.and(allowed);
         // Reading the shared mask line.
         let mut cost = self.line_xfer(this, self.llcs[l].sis_filter.line.owner as usize);
-        let mut idle: Option<usize> = None;
+        let mut idle: Option<usize> = resume.and_then(|r| r.idle_cpu).map(|c| c as usize);
         let mut found: Option<(usize, SisOutcome)> = None;
         let mut sl = crate::read_costs::ScanLines::default();
         let mut cleared = false;
-        for c in cpus.iter_wrap(target + 1) {
+        let wpos = crate::sis::wrap_pos(self.nr_cpus(), target);
+        let after = resume.map(|r| wpos(r.at as usize));
+        let mut left = None; // where the loop stood when it returned a CPU
+        for c in cpus.iter_wrap(target + 1).skip_while(|&c| after.is_some_and(|a| wpos(c) <= a)) {
             nr -= 1;
             if nr <= 0 {
                 break;
             }
+            let at = |found: usize, idle_cpu: Option<usize>| ScanResume { target: target as u32, found: found as u32, at: c as u32, nr, has_idle_core, idle_cpu: idle_cpu.map(|i| i as u32), kind };
             if has_idle_core {
+                let idle_before = idle;
                 let mut all_idle = true;
                 for i in 0..self.smt[c].len() {
                     let s = self.smt[c][i] as usize;
@@ -91,6 +102,7 @@ impl Sim {
                 }
                 if all_idle {
                     found = Some((c, SisOutcome::IdleCore));
+                    left = Some(at(c, idle_before));
                     break;
                 }
             } else if scan_sibling {
@@ -106,6 +118,7 @@ impl Sim {
                 match sib {
                     Some(s) => {
                         idle = Some(s);
+                        left = Some(at(s, None));
                         break;
                     }
                     None => {
@@ -118,6 +131,7 @@ impl Sim {
                 sl.probe(self.line_xfer(this, c));
                 if self.available_idle(c) {
                     idle = Some(c);
+                    left = Some(at(c, None));
                     break;
                 }
             }
@@ -144,6 +158,7 @@ impl Sim {
         if found.is_some() {
             self.wake.sis_found += 1;
         }
+        self.tasks[p as usize].scan_resume = left;
         (found, cost)
     }
 }

@@ -147,6 +147,40 @@ pub struct Task {
     pub cpu_locks_held: Vec<u32>,
     /// In `__lll_lock_wait()`: it takes the mutex with the futex word at 2 (`pthread_mutex`).
     pub lock_waited: bool,
+    /// The current wakeup's idle scan returned a CPU it read last (see [`ScanResume`]).
+    pub scan_resume: Option<ScanResume>,
+}
+
+/// Where a `select_idle_cpu()` scan stood when its loop returned a CPU. The model runs a scan at
+/// once when the wakeup starts, but the kernel reads each CPU when its probe comes, so the CPU
+/// a scan returns is read at the scan's end. `try_to_wake_up()` reads it again when the scan's
+/// cost has passed; if another wakeup claimed it meanwhile, the scan goes on past it with what
+/// is left of its depth, as the kernel's would have.
+#[derive(Clone, Copy, Debug)]
+pub struct ScanResume {
+    /// `select_idle_sibling()`'s target: where the scan started, and its fallback.
+    pub target: u32,
+    /// The CPU the loop returned (for an idle core, the core's CPU it returned), and the CPU of
+    /// the scan's order it was at (the same, but for the v6 filter's sibling scan).
+    pub found: u32,
+    pub at: u32,
+    /// The depth left after `found`'s visit.
+    pub nr: i64,
+    pub has_idle_core: bool,
+    /// An idle-core scan's first idle CPU before `found` (`idle_cpu`), if any.
+    pub idle_cpu: Option<u32>,
+    pub kind: ScanKind,
+}
+
+/// Which loop a [`ScanResume`] goes on with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScanKind {
+    /// The LLC's CPUs (`select_idle_cpu()`, with SIS_UTIL or SIS_PROP depths).
+    Llc { prop: bool },
+    /// The v5 filter's mask of idle CPUs (SIS_FILTER with SIS_LLC_BUSY).
+    FilterV5,
+    /// The v6 filter's mask (SIS_FILTER alone), in its sibling-scan mode or not.
+    FilterV6 { scan_sibling: bool },
 }
 
 /// Function-call CSDs queued on a CPU's `call_single_queue` (the ttwu wakelist shares it).
@@ -352,6 +386,7 @@ impl Task {
             cpu_lock_step: crate::user_locks::CpuLockStep::Idle,
             cpu_locks_held: Vec::new(),
             lock_waited: false,
+            scan_resume: None,
         }
     }
 }

@@ -224,6 +224,20 @@ impl Sim {
         (pl.cpu as usize, pl.cost)
     }
 
+    /// `try_to_wake_up()`'s second read of the CPU the idle scan returned for workload task `i`,
+    /// run by `this` when the scan's cost has passed ([`Sim::sis_recheck`]).
+    pub fn sis_recheck_for(&mut self, this: usize, i: usize) -> Option<(usize, Time)> {
+        let p = self.task_id(i);
+        self.sis_recheck(this, p)
+    }
+
+    /// Another wakeup claims idle `cpu`, as `ttwu_queue_wakelist()` does (`rq->ttwu_pending`).
+    pub fn claim_idle_cpu(&mut self, cpu: usize) {
+        assert!(self.available_idle(cpu), "CPU {cpu} is not idle");
+        self.cpus[cpu].ttwu_pending = true;
+        self.refresh_idle(cpu);
+    }
+
     /// `update_idle_cpu_scan()` as the periodic balance of `cpu` at `level` runs it.
     pub fn update_idle_cpu_scan_at(&mut self, cpu: usize, level: usize) {
         self.update_idle_cpu_scan(cpu, level);

@@ -87,6 +87,10 @@ impl Sim {
                 self.busy(cpu, self.c.ttwu_base + pl.cost, fr(TtwuPhase::Queue, pl.cpu))
             }
             TtwuPhase::Queue => {
+                // The idle scan's CPU is read when the scan reaches it: now.
+                if let Some((again, cost)) = self.sis_recheck(cpu, p) {
+                    return self.busy(cpu, cost, fr(TtwuPhase::Queue, again as u32));
+                }
                 let target = target as usize;
                 let migrated = self.tasks[p as usize].cpu as usize != target;
                 if migrated {

@@ -122,6 +122,9 @@ pub struct WakeStats {
     pub sis_scans: u64,
     pub sis_probes: u64,
     pub sis_found: u64,
+    /// Scans whose returned CPU another wakeup claimed before the scan reached it, and which
+    /// went on past it (`Sim::sis_recheck`).
+    pub sis_rescans: u64,
     /// Outcome of select_idle_sibling(), indexed by [`SisOutcome`].
     pub sis_outcome: [u64; 8],
     /// wake_affine() attempts and affine results (target = waker CPU).
@@ -357,6 +360,7 @@ impl WakeStats {
             sis_scans,
             sis_probes,
             sis_found,
+            sis_rescans,
             affine_attempts,
             affine_moves,
             wake_wide,

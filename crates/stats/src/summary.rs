@@ -70,10 +70,11 @@ pub fn summary_text(s: &Stats) -> String {
         &mut o,
         "idle scan",
         format!(
-            "scans {}  probes/scan {}  found idle {}",
+            "scans {}  probes/scan {}  found idle {}  went on past a claimed CPU {}",
             w.sis_scans,
             ratio(w.sis_probes, w.sis_scans),
-            pct(w.sis_found, w.sis_scans)
+            pct(w.sis_found, w.sis_scans),
+            w.sis_rescans
         ),
     );
     let placed: u64 = w.sis_outcome.iter().sum();

@@ -15,7 +15,7 @@ fn hog(name: &str, cpu: usize) -> wakesim_workloads::TaskSpec {
 
 /// test-smt2 (cores {c, c+4}) with pinned hogs on `busy`; task 0, R, sleeps forever after
 /// starting on `r_cpu` (it is the wakee whose placement the tests compute). Stepped to 3 ms.
-fn state(busy: &[usize], r_cpu: u32) -> (Sim, usize) {
+pub(crate) fn state(busy: &[usize], r_cpu: u32) -> (Sim, usize) {
     // R first: on a shared CPU it runs first (equal initial deadlines: the first inserted) and blocks at once.
     let mut tasks = vec![start_on(task("R", vec![Op::FutexWait { futex: 0 }, Op::Exit]), r_cpu)];
     tasks.extend(busy.iter().map(|&c| hog(&format!("hog{c}"), c)));
@@ -29,7 +29,7 @@ fn state(busy: &[usize], r_cpu: u32) -> (Sim, usize) {
     (s, r)
 }
 
-fn outcome(s: &Sim, o: SisOutcome) -> u64 {
+pub(crate) fn outcome(s: &Sim, o: SisOutcome) -> u64 {
     s.wake.sis_outcome[o as usize]
 }
 

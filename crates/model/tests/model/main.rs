@@ -20,6 +20,7 @@ mod newidle;
 mod noise;
 mod nohz;
 mod pelt;
+mod scan_recheck;
 mod scenarios;
 mod sync_ops;
 mod trace;
