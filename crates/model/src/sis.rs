@@ -282,9 +282,12 @@ impl Sim {
         let wpos = wrap_pos(self.nr_cpus(), target);
         let after = resume.map(|r| wpos(r.at as usize));
         let start = self.llc_cpus[llc].partition_point(|&c| (c as usize) <= target);
-        let from_llc = mask.is_none().then(|| (0..n).map(|k| self.llc_cpus[llc][(start + k) % n] as usize));
-        let from_mask = mask.map(|m| m.iter_wrap(target + 1));
-        let order = from_llc.into_iter().flatten().chain(from_mask.into_iter().flatten());
+        let llc_cpus = &self.llc_cpus[llc];
+        let order = || {
+            let from_llc = mask.is_none().then(|| (0..n).map(move |k| llc_cpus[(start + k) % n] as usize));
+            let from_mask = mask.map(|m| m.iter_wrap(target + 1));
+            from_llc.into_iter().flatten().chain(from_mask.into_iter().flatten())
+        };
         let mut examined = CpuSet::new(); // cores already examined by select_idle_core
         if let (Some(a), true) = (after, has_idle_core) {
             // The cores the scan examined before it returned: every allowed CPU of its order up
@@ -296,17 +299,14 @@ impl Sim {
                     }
                 }
             };
-            match mask {
-                None => (0..n).map(|k| self.llc_cpus[llc][(start + k) % n] as usize).take_while(|&c| wpos(c) <= a).for_each(&mut mark),
-                Some(m) => m.iter_wrap(target + 1).take_while(|&c| wpos(c) <= a).for_each(&mut mark),
-            }
+            order().take_while(|&c| wpos(c) <= a).for_each(&mut mark);
         }
         let kind = match mask {
             Some(_) => ScanKind::FilterV5,
             None => ScanKind::Llc { prop: self.f.SIS_PROP && !has_idle_core && !self.f.SIS_FILTER },
         };
         let mut left = None; // where the loop stood when it returned a CPU
-        for c in order.skip_while(|&c| after.is_some_and(|a| wpos(c) <= a)) {
+        for c in order().skip_while(|&c| after.is_some_and(|a| wpos(c) <= a)) {
             if !allowed.contains(c) || examined.contains(c) {
                 continue;
             }
