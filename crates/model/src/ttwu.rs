@@ -79,11 +79,12 @@ impl Sim {
                     // p->on_cpu (smp_cond_load_acquire) until the switch completes.
                     let pc = self.tasks[p as usize].cpu as usize;
                     if self.f.TTWU_QUEUE && self.ttwu_queue_cond(cpu, p, pc, true) {
+                        // As in ttwu_queue(): the claim lands after ttwu_queue_cond()'s read
+                        // of the target's rq line.
                         self.tasks[p as usize].state = TState::Waking;
-                        self.ttwu_queue_wakelist(cpu, p, pc, false);
-                        self.charge(cpu, self.line_xfer(cpu, pc));
-                        let cost = self.c.ttwu_base + self.c.wakelist_queue;
-                        return self.busy(cpu, cost, fr(TtwuPhase::Done, pc as u32));
+                        self.tasks[p as usize].remote_wakeup = false;
+                        let cost = self.c.ttwu_base + self.line_xfer(cpu, pc);
+                        return self.busy(cpu, cost, fr(TtwuPhase::Wakelist, pc as u32));
                     }
                     let wait = self.cpus[pc].step_end.saturating_sub(self.now()).max(self.c.rq_lock);
                     return self.busy(cpu, wait, fr(TtwuPhase::Start, 0));

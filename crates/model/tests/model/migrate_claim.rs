@@ -4,6 +4,7 @@
 //! find the CPU idle, as they do on the kernel's boxes.
 
 use crate::common::*;
+use wakesim_model::exec::Ev;
 use wakesim_model::{run_with_trace, Sim, TraceEvent, TraceOpts};
 use wakesim_trace::WakeHow;
 use wakesim_workloads::Workload;
@@ -55,4 +56,38 @@ fn under_cfs_the_migration_also_reads_the_old_min_vruntime() {
     let mut f = wakesim_model::Features::for_kernel("v5.19").unwrap();
     f.apply("+TTWU_QUEUE_IDLE").unwrap();
     assert!(check_claim_delay(f, 3) > 10, "the run has migrating wakelist wakeups");
+}
+
+#[test]
+fn a_wf_on_cpu_wakelist_claims_the_cpu_after_reading_its_rq_line() {
+    // v5.19's rule (TTWU_QUEUE_IDLE off) on one LLC: only a wakee still descheduling on its CPU
+    // goes on the wakelist (ttwu_queue_wakelist(p, task_cpu(p), WF_ON_CPU)). Its
+    // ttwu_queue_cond() reads the target's nr_running before __ttwu_queue_wakelist() writes
+    // ttwu_pending, so the claim lands no earlier than ttwu's entry plus that line's transfer.
+    let cfg = config("test-smt2", feat("-TTWU_QUEUE_IDLE"), 1);
+    let entry = cfg.costs.ttwu_base;
+    let mut s = Sim::new(cfg, &hackbench()).unwrap();
+    let ntasks = hackbench().tasks.len();
+    let queued = |s: &Sim| -> Vec<(usize, usize)> {
+        (0..s.nr_cpus()).flat_map(|c| (0..ntasks).map(move |i| (c, i))).filter(|&(c, i)| s.on_wakelist(c, i)).collect()
+    };
+    let (mut count, mut before) = (s.wake.wakelist_queued, queued(&s));
+    let mut n = 0;
+    while let Some((_, ev)) = s.step() {
+        if s.wake.wakelist_queued == count {
+            before = queued(&s);
+            continue;
+        }
+        count = s.wake.wakelist_queued;
+        let Ev::Step { cpu: waker, .. } = ev else { panic!("a wakelist claim outside a CPU's step: {ev:?}") };
+        let now = queued(&s);
+        for &(target, wakee) in now.iter().filter(|e| !before.contains(e)) {
+            let waited = s.now() - s.wake_started(wakee);
+            let least = entry + s.line_transfer(waker as usize, target);
+            assert!(waited >= least, "task {wakee} claimed CPU {target} {waited} ns after ttwu's entry, before {least}");
+            n += 1;
+        }
+        before = now;
+    }
+    assert!(n > 10, "the run has WF_ON_CPU wakelist wakeups: {n}");
 }
