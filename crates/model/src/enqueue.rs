@@ -249,6 +249,19 @@ impl Sim {
 
     /// `set_task_cpu()` → `migrate_task_rq_fair()`: the task's PELT contribution leaves the old
     /// cfs_rq, it is attached at the next enqueue; the cold-cache penalty is by distance moved.
+    /// `migrate_task_rq_fair()` for a wakeup, on the waker `this`: `remove_entity_load_avg()`
+    /// reads the old cfs_rq's `avg.last_update_time` (`sync_entity_load_avg()`) and adds the
+    /// task's load under its `removed.lock`, and CFS (until v6.5) first reads its `min_vruntime`
+    /// to make the vruntime relative: lines of the old cfs_rq, which the old CPU last wrote
+    /// (at the task's dequeue), one transfer each from there, plus the lock. Not counted:
+    /// `migrate_se_pelt_lag()` (v6.0 on), which reads the old rq's idle clocks only when that
+    /// CPU is idle. Returns the cost; `set_task_cpu()` moves the task.
+    pub(crate) fn migrate_task_rq_fair(&self, this: usize, old: usize) -> Time {
+        // avg (+128) and removed (+192) lines; min_vruntime's (+0) too under CFS.
+        let lines = if self.f.EEVDF { 2 } else { 3 };
+        lines * self.line_xfer(this, old) + self.c.rq_lock
+    }
+
     pub(crate) fn set_task_cpu(&mut self, p: TaskId, new: usize) {
         let old = self.tasks[p as usize].cpu as usize;
         if old == new {

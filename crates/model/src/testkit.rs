@@ -118,6 +118,12 @@ impl Sim {
         self.tasks[self.task_id(i) as usize].cpu as usize
     }
 
+    /// When the wakeup of workload task `i` now under way (or the last one) entered
+    /// `try_to_wake_up()`.
+    pub fn wake_started(&self, i: usize) -> Time {
+        self.tasks[self.task_id(i) as usize].wake_start
+    }
+
     /// Workload index of the task `cpu` is running, `None` if it runs its idle task.
     pub fn running(&self, cpu: usize) -> Option<usize> {
         let c = &self.cpus[cpu];

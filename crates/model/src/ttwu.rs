@@ -23,6 +23,11 @@ pub enum TtwuPhase {
     Start,
     /// CPU selected: `set_task_cpu()`, then `ttwu_queue()` (wakelist or remote lock).
     Queue,
+    /// `set_task_cpu()`'s `migrate_task_rq_fair()` is paid: now `ttwu_queue()` claims the CPU.
+    Claim,
+    /// `ttwu_queue_cond()` has read the target's rq line: `__ttwu_queue_wakelist()` claims the
+    /// CPU (`ttwu_pending`) and queues the wakee.
+    Wakelist,
     /// The target's rq lock is held: `ttwu_do_activate()`'s cost.
     Locked,
     /// Enqueued and preemption checked: unlock.
@@ -74,10 +79,12 @@ impl Sim {
                     // p->on_cpu (smp_cond_load_acquire) until the switch completes.
                     let pc = self.tasks[p as usize].cpu as usize;
                     if self.f.TTWU_QUEUE && self.ttwu_queue_cond(cpu, p, pc, true) {
+                        // As in ttwu_queue(): the claim lands after ttwu_queue_cond()'s read
+                        // of the target's rq line.
                         self.tasks[p as usize].state = TState::Waking;
-                        self.ttwu_queue_wakelist(cpu, p, pc, false);
-                        let cost = self.c.ttwu_base + self.c.wakelist_queue;
-                        return self.busy(cpu, cost, fr(TtwuPhase::Done, pc as u32));
+                        self.tasks[p as usize].remote_wakeup = false;
+                        let cost = self.c.ttwu_base + self.line_xfer(cpu, pc);
+                        return self.busy(cpu, cost, fr(TtwuPhase::Wakelist, pc as u32));
                     }
                     let wait = self.cpus[pc].step_end.saturating_sub(self.now()).max(self.c.rq_lock);
                     return self.busy(cpu, wait, fr(TtwuPhase::Start, 0));
@@ -92,18 +99,24 @@ impl Sim {
                     return self.busy(cpu, cost, fr(TtwuPhase::Queue, again as u32));
                 }
                 let target = target as usize;
-                let migrated = self.tasks[p as usize].cpu as usize != target;
-                if migrated {
+                let old = self.tasks[p as usize].cpu as usize;
+                if old != target {
                     self.wake.wakeups_migrated += 1;
                     self.wake.migrations_wakeup += 1;
+                    // set_task_cpu() runs migrate_task_rq_fair() before ttwu_queue(): until
+                    // its reads of the old cfs_rq are done the target is not yet claimed, and
+                    // other wakers may still find it idle.
+                    let cost = self.migrate_task_rq_fair(cpu, old);
                     self.set_task_cpu(p, target);
+                    return self.busy(cpu, cost, fr(TtwuPhase::Claim, target as u32));
                 }
-                if self.f.TTWU_QUEUE && self.ttwu_queue_cond(cpu, p, target, false) {
-                    self.ttwu_queue_wakelist(cpu, p, target, migrated);
-                    return self.busy(cpu, self.c.wakelist_queue, fr(TtwuPhase::Done, target as u32));
-                }
-                self.tasks[p as usize].remote_wakeup = migrated;
-                self.call(cpu, fr(TtwuPhase::Locked, target as u32), Frame::Lock { lock: LockId::Rq(target as u32), granted: false })
+                self.ttwu_queue(cpu, f, target, false)
+            }
+            TtwuPhase::Claim => self.ttwu_queue(cpu, f, target as usize, true),
+            TtwuPhase::Wakelist => {
+                let migrated = std::mem::take(&mut self.tasks[p as usize].remote_wakeup);
+                self.ttwu_queue_wakelist(cpu, p, target as usize, migrated);
+                self.busy(cpu, self.c.wakelist_queue, fr(TtwuPhase::Done, target))
             }
             TtwuPhase::Locked => {
                 // Enqueue and preemption check under the (possibly remote) rq lock; the rq's
@@ -162,6 +175,22 @@ impl Sim {
         }
     }
 
+    /// `ttwu_queue()`: hands `p` to `target`'s wakelist (claiming the CPU through its
+    /// `ttwu_pending`) or takes `target`'s rq lock to enqueue it directly. `f` is the waker's
+    /// `try_to_wake_up()` frame.
+    fn ttwu_queue(&mut self, cpu: usize, f: Frame, target: usize, migrated: bool) -> Flow {
+        let Frame::Ttwu { p, sync, fork, .. } = f else { unreachable!() };
+        let fr = |phase: TtwuPhase| Frame::Ttwu { p, phase, target: target as u32, sync, fork };
+        if self.f.TTWU_QUEUE && self.ttwu_queue_cond(cpu, p, target, false) {
+            // The wakee's CPU is claimed when the waker's write of its ttwu_pending lands, after
+            // the transfer of the target's rq line (ttwu_queue_cond() reads its nr_running).
+            self.tasks[p as usize].remote_wakeup = migrated;
+            return self.busy(cpu, self.line_xfer(cpu, target), fr(TtwuPhase::Wakelist));
+        }
+        self.tasks[p as usize].remote_wakeup = migrated;
+        self.call(cpu, fr(TtwuPhase::Locked), Frame::Lock { lock: LockId::Rq(target as u32), granted: false })
+    }
+
     /// `ttwu_queue_cond()`: whether the waker hands the enqueue to the target CPU. `on_cpu` is the
     /// WF_ON_CPU case (the wakee is still descheduling on `target`).
     pub(crate) fn ttwu_queue_cond(&self, this: usize, _p: TaskId, target: usize, on_cpu: bool) -> bool {
@@ -181,7 +210,7 @@ impl Sim {
     }
 
     /// `__ttwu_queue_wakelist()`: push `p` on `target`'s call_single_queue, mark ttwu_pending,
-    /// and kick the target if the list was empty.
+    /// and kick the target if the list was empty. The caller pays the target's rq line.
     fn ttwu_queue_wakelist(&mut self, this: usize, p: TaskId, target: usize, migrated: bool) {
         self.tasks[p as usize].remote_wakeup = migrated;
         self.wake.wakelist_queued += 1;
@@ -191,8 +220,6 @@ impl Sim {
         let was_empty = c.csd.is_empty();
         c.csd.push_back(Csd::Ttwu(p));
         self.refresh_idle(target);
-        let line = self.line_xfer(this, target);
-        self.charge(this, line);
         if was_empty {
             self.send_call_function_single_ipi(this, target);
         } else {

@@ -16,6 +16,7 @@ mod futex;
 mod idle_scan;
 mod invariants;
 mod mesh;
+mod migrate_claim;
 mod newidle;
 mod noise;
 mod nohz;
