@@ -247,8 +247,6 @@ impl Sim {
         self.waste_refresh(cpu);
     }
 
-    /// `set_task_cpu()` → `migrate_task_rq_fair()`: the task's PELT contribution leaves the old
-    /// cfs_rq, it is attached at the next enqueue; the cold-cache penalty is by distance moved.
     /// `migrate_task_rq_fair()` for a wakeup, on the waker `this`: `remove_entity_load_avg()`
     /// reads the old cfs_rq's `avg.last_update_time` (`sync_entity_load_avg()`) and adds the
     /// task's load under its `removed.lock`, and CFS (until v6.5) first reads its `min_vruntime`
@@ -262,6 +260,8 @@ impl Sim {
         lines * self.line_xfer(this, old) + self.c.rq_lock
     }
 
+    /// `set_task_cpu()` → `migrate_task_rq_fair()`: the task's PELT contribution leaves the old
+    /// cfs_rq, it is attached at the next enqueue; the cold-cache penalty is by distance moved.
     pub(crate) fn set_task_cpu(&mut self, p: TaskId, new: usize) {
         let old = self.tasks[p as usize].cpu as usize;
         if old == new {
