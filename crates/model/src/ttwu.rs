@@ -114,8 +114,7 @@ impl Sim {
             }
             TtwuPhase::Claim => self.ttwu_queue(cpu, f, target as usize, true),
             TtwuPhase::Wakelist => {
-                let migrated = std::mem::take(&mut self.tasks[p as usize].remote_wakeup);
-                self.ttwu_queue_wakelist(cpu, p, target as usize, migrated);
+                self.ttwu_queue_wakelist(cpu, p, target as usize);
                 self.busy(cpu, self.c.wakelist_queue, fr(TtwuPhase::Done, target))
             }
             TtwuPhase::Locked => {
@@ -181,13 +180,13 @@ impl Sim {
     fn ttwu_queue(&mut self, cpu: usize, f: Frame, target: usize, migrated: bool) -> Flow {
         let Frame::Ttwu { p, sync, fork, .. } = f else { unreachable!() };
         let fr = |phase: TtwuPhase| Frame::Ttwu { p, phase, target: target as u32, sync, fork };
+        // WF_MIGRATED, kept on the task until the wakelist or the enqueue consumes it.
+        self.tasks[p as usize].remote_wakeup = migrated;
         if self.f.TTWU_QUEUE && self.ttwu_queue_cond(cpu, p, target, false) {
             // The wakee's CPU is claimed when the waker's write of its ttwu_pending lands, after
             // the transfer of the target's rq line (ttwu_queue_cond() reads its nr_running).
-            self.tasks[p as usize].remote_wakeup = migrated;
             return self.busy(cpu, self.line_xfer(cpu, target), fr(TtwuPhase::Wakelist));
         }
-        self.tasks[p as usize].remote_wakeup = migrated;
         self.call(cpu, fr(TtwuPhase::Locked), Frame::Lock { lock: LockId::Rq(target as u32), granted: false })
     }
 
@@ -210,9 +209,9 @@ impl Sim {
     }
 
     /// `__ttwu_queue_wakelist()`: push `p` on `target`'s call_single_queue, mark ttwu_pending,
-    /// and kick the target if the list was empty. The caller pays the target's rq line.
-    fn ttwu_queue_wakelist(&mut self, this: usize, p: TaskId, target: usize, migrated: bool) {
-        self.tasks[p as usize].remote_wakeup = migrated;
+    /// and kick the target if the list was empty. The caller pays the target's rq line and has
+    /// set `remote_wakeup` (WF_MIGRATED), which `sched_ttwu_pending()` consumes.
+    fn ttwu_queue_wakelist(&mut self, this: usize, p: TaskId, target: usize) {
         self.wake.wakelist_queued += 1;
         trace_ev!(self, self.wake_event(this, p, target, WakeHow::Wakelist));
         let c = &mut self.cpus[target];
