@@ -245,6 +245,18 @@ fn direction(j: &Judged) -> String {
     }
 }
 
+/// `; N seeds` after a row's change when the rows ran different numbers of seeds and this one
+/// did not run the default (5, or 2 with `--quick`): its spec's `seeds` or `quick.seeds`.
+fn seed_count(j: &Judged, ctx: &Context) -> String {
+    let n = j.m.change.len() as u32;
+    let default = if ctx.quick { super::run::QUICK_SEEDS } else { super::run::SEEDS };
+    match n {
+        _ if ctx.seeds.0 == ctx.seeds.1 || n == default => String::new(),
+        1 => "; 1 seed".into(),
+        n => format!("; {n} seeds"),
+    }
+}
+
 /// What a document's header says about how it was made.
 pub struct Context<'a> {
     /// The command that wrote it, as the user typed it (without `--out`/`--jobs`).
@@ -319,7 +331,7 @@ pub fn document(ctx: &Context, judged: &[Judged], exps: &[Experiment]) -> String
             spread(j.base),
             spread(j.var),
             unit_of(j),
-            change_spread(j.change, r.scale),
+            change_spread(j.change, r.scale) + &seed_count(j, ctx),
             direction(j),
             size,
             level(j),

@@ -12,7 +12,8 @@ use wakesim_report::RunRecord;
 /// How the rows are run.
 pub struct Options {
     pub quick: bool,
-    /// `--seeds N`; `None`: 5, or in quick mode each row's `quick.seeds` (default 2).
+    /// `--seeds N`; `None`: each row's `seeds` (default 5), in quick mode its `quick.seeds`
+    /// (default 2).
     pub seeds: Option<u32>,
     pub jobs: usize,
     pub out: Option<PathBuf>,
@@ -50,11 +51,15 @@ pub fn size<'a>(r: &'a Row, o: &Options) -> &'a Size {
     }
 }
 
+/// Seeds per row unless `--seeds` or the row's spec says otherwise, in a full and a `--quick` run.
+pub const SEEDS: u32 = 5;
+pub const QUICK_SEEDS: u32 = 2;
+
 fn seeds_of(r: &Row, o: &Options) -> u32 {
     match (o.seeds, o.quick) {
         (Some(n), _) => n,
-        (None, true) => r.quick_seeds.unwrap_or(2),
-        (None, false) => 5,
+        (None, true) => r.quick_seeds.unwrap_or(QUICK_SEEDS),
+        (None, false) => r.seeds.unwrap_or(SEEDS),
     }
 }
 
@@ -251,6 +256,41 @@ pub fn median_min_max(v: &[f64]) -> (f64, f64, f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_rows_own_seed_count_applies_unless_seeds_is_given() {
+        let text = r#"
+change = "SM_IDLE"
+title = "t"
+author = "a"
+date = "2024"
+machine = "test-2x4"
+kernel = "v6.7"
+variant = "+SM_IDLE"
+source = "https://example.org/post"
+
+[[row]]
+name = "ipistorm"
+benchmark = "ipistorm"
+command = "ipistorm numipi=100 single=1 offset=1 cpulist=1 wait=1"
+seeds = 12
+scale = "ratio"
+published = { change = 0.25 }
+statistic = "mean of 10 runs"
+direction = "lower"
+band = [0.2, 0.95]
+quick = { seeds = 1 }
+"#;
+        let spec = super::super::spec::parse(text, "x.toml", "x").unwrap();
+        let r = &spec.rows[0];
+        let o = |seeds, quick| Options { quick, seeds, jobs: 1, out: None, cost_scale: None };
+        assert_eq!(seeds_of(r, &o(None, false)), 12);
+        assert_eq!(seeds_of(r, &o(Some(3), false)), 3);
+        assert_eq!(seeds_of(r, &o(None, true)), 1);
+        let mut plain = r.clone();
+        plain.seeds = None;
+        assert_eq!(seeds_of(&plain, &o(None, false)), 5);
+    }
 
     #[test]
     fn medians_take_the_middle_two_of_an_even_count() {

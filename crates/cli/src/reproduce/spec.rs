@@ -89,6 +89,9 @@ pub struct Row {
     pub governor: Option<String>,
     pub full: Size,
     pub quick: Size,
+    /// `seeds`: seeds in a full run when `--seeds` is not given (default 5), for a row whose
+    /// pairs scatter more widely than its band.
+    pub seeds: Option<u32>,
     /// `quick.seeds`: seeds in quick mode (default 2).
     pub quick_seeds: Option<u32>,
     pub figure: Figure,
@@ -147,6 +150,7 @@ struct RawRow {
     command: Spanned<String>,
     copies: Option<Spanned<u32>>,
     duration: Option<Spanned<f64>>,
+    seeds: Option<Spanned<u32>>,
     machine: Option<Spanned<String>>,
     kernel: Option<Spanned<String>>,
     baseline: Option<Spanned<String>>,
@@ -361,16 +365,18 @@ pub fn parse(text: &str, file: &str, stem: &str) -> Result<SpecFile, UserError> 
             Ok(Size { command, copies: copies_v, duration: duration_v })
         };
         let full = size(&r.command, r.copies.as_ref(), r.duration.as_ref(), None, "")?;
+        let seed_count = |s: Option<&Spanned<u32>>, key: &str| match s {
+            Some(s) if *s.get_ref() == 0 => Err(src.err(s.span(), key, "must be at least 1")),
+            Some(s) => Ok(Some(*s.get_ref())),
+            None => Ok(None),
+        };
+        let seeds = seed_count(r.seeds.as_ref(), "seeds")?;
         let (quick, quick_seeds) = match &r.quick {
             None => (full.clone(), None),
             Some(q) => {
                 let q = q.get_ref();
                 let cmd = q.command.as_ref().unwrap_or(&r.command);
-                let seeds = match &q.seeds {
-                    Some(s) if *s.get_ref() == 0 => return Err(src.err(s.span(), "quick.seeds", "must be at least 1")),
-                    Some(s) => Some(*s.get_ref()),
-                    None => None,
-                };
+                let seeds = seed_count(q.seeds.as_ref(), "quick.seeds")?;
                 (size(cmd, q.copies.as_ref(), q.duration.as_ref(), Some(&full), "quick.")?, seeds)
             }
         };
@@ -457,6 +463,7 @@ pub fn parse(text: &str, file: &str, stem: &str) -> Result<SpecFile, UserError> 
             governor,
             full,
             quick,
+            seeds,
             quick_seeds,
             figure,
             unit: r.unit.clone(),
@@ -580,6 +587,15 @@ quick = { command = "ipistorm numipi=10 single=1 offset=1 cpulist=1 wait=1", see
         assert_eq!(r.quick_seeds, Some(1));
         assert!(!r.compare_level, "no published absolute value");
         assert_eq!(r.line, 11);
+    }
+
+    #[test]
+    fn a_row_may_ask_for_more_seeds_but_not_for_none() {
+        assert_eq!(parse(GOOD, "x.toml", "x").unwrap().rows[0].seeds, None);
+        let s = parse(&GOOD.replace("scale = \"ratio\"", "scale = \"ratio\"\nseeds = 15"), "x.toml", "x").unwrap();
+        assert_eq!((s.rows[0].seeds, s.rows[0].quick_seeds), (Some(15), Some(1)));
+        let e = err(&GOOD.replace("scale = \"ratio\"", "scale = \"ratio\"\nseeds = 0"));
+        assert!(e.starts_with("x.toml:16: key 'seeds': must be at least 1"), "{e}");
     }
 
     #[test]

@@ -250,6 +250,29 @@ fn strict_fails_only_on_rows_without_a_cause() {
 }
 
 #[test]
+fn a_row_runs_the_seeds_its_spec_asks_for_and_the_table_says_so() {
+    let d = TempDir::new("repro-seeds");
+    let specs = d.join("specs");
+    std::fs::create_dir(&specs).unwrap();
+    let few = ROW.replace("NAME", "few").replace("band =", "seeds = 2\nband =");
+    let many = ROW.replace("NAME", "many").replace("-l 200", "-l 300").replace("band =", "seeds = 3\nband =");
+    let plain = ROW.replace("NAME", "plain").replace("-l 200", "-l 250");
+    std::fs::write(specs.join("zero.toml"), zero_spec(&(few + &many + &plain))).unwrap();
+    let doc = ok(&["reproduce", "--specs", s(&specs)]);
+    assert!(doc.contains("2–5 seeds per row"), "{doc}");
+    let rows = table_rows(&doc);
+    let change = |id: &str| rows.iter().find(|r| r[0].contains(id)).map(|r| r[4].clone()).unwrap();
+    assert_eq!(change("zero/few"), "0.0 %; 2 seeds");
+    assert_eq!(change("zero/many"), "0.0 %; 3 seeds");
+    assert_eq!(change("zero/plain"), "0.0 %", "the default count goes without saying");
+    assert!(command_of(&doc, "C1").contains("--runs 2"), "{doc}");
+    assert!(command_of(&doc, "C2").contains("--runs 3"), "{doc}");
+    // --seeds overrides every row's own count.
+    let doc = ok(&["reproduce", "--specs", s(&specs), "--seeds", "1"]);
+    assert!(table_rows(&doc).iter().all(|r| r[4] == "0.0 %") && command_of(&doc, "C2").contains("--runs 1"), "{doc}");
+}
+
+#[test]
 fn bad_input_is_one_line_naming_what_is_wrong() {
     let repo = spec_dir();
     let e = rejects(&["reproduce", "--specs", s(&repo), "no-such-change"], &["unknown reproduction 'no-such-change'", "known:", "sm-idle", "ttwu-queue-idle/context1"]);
