@@ -259,29 +259,8 @@ mod tests {
 
     #[test]
     fn a_rows_own_seed_count_applies_unless_seeds_is_given() {
-        let text = r#"
-change = "SM_IDLE"
-title = "t"
-author = "a"
-date = "2024"
-machine = "test-2x4"
-kernel = "v6.7"
-variant = "+SM_IDLE"
-source = "https://example.org/post"
-
-[[row]]
-name = "ipistorm"
-benchmark = "ipistorm"
-command = "ipistorm numipi=100 single=1 offset=1 cpulist=1 wait=1"
-seeds = 12
-scale = "ratio"
-published = { change = 0.25 }
-statistic = "mean of 10 runs"
-direction = "lower"
-band = [0.2, 0.95]
-quick = { seeds = 1 }
-"#;
-        let spec = super::super::spec::parse(text, "x.toml", "x").unwrap();
+        let text = super::super::spec::tests::GOOD.replace("scale = \"ratio\"", "seeds = 12\nscale = \"ratio\"");
+        let spec = super::super::spec::parse(&text, "x.toml", "x").unwrap();
         let r = &spec.rows[0];
         let o = |seeds, quick| Options { quick, seeds, jobs: 1, out: None, cost_scale: None };
         assert_eq!(seeds_of(r, &o(None, false)), 12);

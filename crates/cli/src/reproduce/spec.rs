@@ -546,10 +546,11 @@ pub fn select<'a>(specs: &'a [SpecFile], names: &[String]) -> Result<Vec<&'a Row
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    const GOOD: &str = r#"
+    /// A minimal valid spec on the small test machine (other modules' tests start from it too).
+    pub(crate) const GOOD: &str = r#"
 change = "SM_IDLE"
 title = "t"
 author = "a"
