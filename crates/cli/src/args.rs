@@ -57,8 +57,8 @@ pub struct ReproduceArgs {
     /// test, not the published setups.
     #[arg(long)]
     pub quick: bool,
-    /// Seeds per row: the baseline and the variant each run seeds 1..N, paired (default 5;
-    /// with --quick each row's quick.seeds, else 2).
+    /// Seeds per row: the baseline and the variant each run seeds 1..N, paired (default: each
+    /// row's `seeds`, else 5; with --quick each row's quick.seeds, else 2).
     #[arg(long, value_name = "N")]
     pub seeds: Option<u32>,
     /// Runs in parallel (default: the available cores). Results do not depend on it.
