@@ -145,7 +145,8 @@ pub struct CompareArgs {
     /// Tables to print: any of mmtests, normalized, percentiles, schedstat, breakdown, or all.
     #[arg(long, default_value = "all", value_name = "LIST")]
     pub format: String,
-    /// Write the experiment, every finished run, tidy results and statistics here (resumable).
+    /// Write the experiment, every finished run, tidy results and statistics here (resumable;
+    /// rerun with a larger --runs to add seeds to it).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Runs in parallel (default: the available cores). Results do not depend on it.

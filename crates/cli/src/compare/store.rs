@@ -70,7 +70,7 @@ impl Store {
                 let text = std::fs::read_to_string(&file).map_err(|e| UserError(format!("cannot read {}: {e}", file.display())))?;
                 let old: ExperimentFile = serde_json::from_str(&text)
                     .map_err(|e| UserError(format!("--out {}: experiment.json is not a wakesim experiment ({e})", dir.display())))?;
-                if &old.experiment != exp {
+                if &old.experiment != exp && !more_runs_of(&old.experiment, exp) {
                     return Err(UserError(format!(
                         "--out {} holds another experiment ({}); use a new directory, or the same options to resume",
                         dir.display(),
@@ -149,6 +149,13 @@ pub fn write_json<T: Serialize>(path: &Path, v: &T) -> Result<(), UserError> {
 }
 
 /// The first field in which two experiments differ, for the error message.
+/// Whether `new` is `old` with more runs: run K's seed is the base seed plus K whatever the
+/// count, so the finished runs stay valid and only the new seeds run (more seeds for a row
+/// whose pairs scatter). Fewer runs is refused: the directory would hold runs no longer planned.
+fn more_runs_of(old: &Experiment, new: &Experiment) -> bool {
+    new.runs > old.runs && &Experiment { runs: new.runs, ..old.clone() } == new
+}
+
 fn difference(old: &Experiment, new: &Experiment) -> String {
     let (a, b) = (serde_json::to_value(old).unwrap_or_default(), serde_json::to_value(new).unwrap_or_default());
     if let (Some(a), Some(b)) = (a.as_object(), b.as_object()) {

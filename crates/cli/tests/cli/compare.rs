@@ -166,13 +166,32 @@ fn resume_reuses_finished_runs_and_redoes_missing_ones() {
 }
 
 #[test]
+fn more_runs_extend_an_experiment_and_fewer_are_refused() {
+    let d = TempDir::new("cmp-more");
+    let out = d.join("x");
+    run_ok(&compare_args(&["--variant", "sh=+SHARED_RUNQ", "--runs", "1", "--out", s(&out)]));
+    let first = std::fs::read_to_string(out.join("runs/sh/m=2/run-0.json")).unwrap();
+    let (_, err) = run_ok(&compare_args(&["--variant", "sh=+SHARED_RUNQ", "--runs", "2", "--out", s(&out)]));
+    assert!(err.contains("4 of 8 runs already done"), "{err}");
+    assert_eq!(std::fs::read_to_string(out.join("runs/sh/m=2/run-0.json")).unwrap(), first, "a finished run is kept");
+    // The second seed's run is the one a fresh two-run experiment makes.
+    let fresh = d.join("fresh");
+    run_ok(&compare_args(&["--variant", "sh=+SHARED_RUNQ", "--runs", "2", "--out", s(&fresh)]));
+    let record = |dir: &std::path::Path| read_json(&dir.join("runs/sh/m=2/run-1.json"))["record"].clone();
+    assert_eq!(record(&out), record(&fresh));
+    assert_eq!(read_json(&out.join("experiment.json"))["experiment"]["runs"], 2);
+    let e = rejects(&compare_args(&["--variant", "sh=+SHARED_RUNQ", "--runs", "1", "--out", s(&out)]), &["holds another experiment", "runs"]);
+    assert!(e.contains("was 2, now 1"), "{e}");
+}
+
+#[test]
 fn a_directory_of_another_experiment_is_refused() {
     let d = TempDir::new("cmp-other");
     let out = d.join("x");
     run_ok(&compare_args(&["--variant", "sh=+SHARED_RUNQ", "--runs", "1", "--out", s(&out)]));
     let before = std::fs::read_to_string(out.join("experiment.json")).unwrap();
-    let e = rejects(&compare_args(&["--variant", "sh=+SHARED_RUNQ", "--runs", "2", "--out", s(&out)]), &["holds another experiment", "runs"]);
-    assert!(e.contains("was 1, now 2"), "{e}");
+    let e = rejects(&compare_args(&["--variant", "sh=+SHARED_RUNQ", "--runs", "1", "--duration", "30", "--out", s(&out)]), &["holds another experiment", "duration"]);
+    assert!(e.contains("was 60.0, now 30.0"), "{e}");
     assert_eq!(std::fs::read_to_string(out.join("experiment.json")).unwrap(), before, "refused: nothing rewritten");
     let other = d.join("other");
     std::fs::create_dir(&other).unwrap();
