@@ -135,7 +135,14 @@ impl Sim {
                 c.cfs.update_curr(&mut self.se, now);
             }
         }
-        self.update_load_avg(cpu, p);
+        if migrated && !initial {
+            // migrate_task_rq_fair() zeroed the task's last_update_time, so enqueue's
+            // update_load_avg() does not age it: attach_entity_load_avg() takes its sums as
+            // set_task_cpu() left them.
+            self.update_load_avg(cpu, NO_TASK);
+        } else {
+            self.update_load_avg(cpu, p);
+        }
         if migrated || initial {
             if initial {
                 self.init_task_pelt(cpu, p);
@@ -247,17 +254,40 @@ impl Sim {
         self.waste_refresh(cpu);
     }
 
-    /// `migrate_task_rq_fair()` for a wakeup, on the waker `this`: `remove_entity_load_avg()`
-    /// reads the old cfs_rq's `avg.last_update_time` (`sync_entity_load_avg()`) and adds the
-    /// task's load under its `removed.lock`, and CFS (until v6.5) first reads its `min_vruntime`
-    /// to make the vruntime relative: lines of the old cfs_rq, which the old CPU last wrote
-    /// (at the task's dequeue), one transfer each from there, plus the lock. Not counted:
-    /// `migrate_se_pelt_lag()` (v6.0 on), which reads the old rq's idle clocks only when that
-    /// CPU is idle. Returns the cost; `set_task_cpu()` moves the task.
-    pub(crate) fn migrate_task_rq_fair(&self, this: usize, old: usize) -> Time {
+    /// `migrate_task_rq_fair()` for a wakeup of `p`, on the waker `this`:
+    /// `remove_entity_load_avg()` reads the old cfs_rq's `avg.last_update_time`
+    /// (`sync_entity_load_avg()`) and adds the task's load under its `removed.lock`, and CFS
+    /// (until v6.5) first reads its `min_vruntime` to make the vruntime relative: lines of the
+    /// old cfs_rq, which the old CPU last wrote (at the task's dequeue), one transfer each from
+    /// there, plus the lock. Then, from v6.0, `migrate_se_pelt_lag()` when the old CPU is idle
+    /// (below). Returns the cost; `set_task_cpu()` moves the task.
+    pub(crate) fn migrate_task_rq_fair(&self, this: usize, p: TaskId, old: usize) -> Time {
         // avg (+128) and removed (+192) lines; min_vruntime's (+0) too under CFS.
         let lines = if self.f.EEVDF { 2 } else { 3 };
-        lines * self.line_xfer(this, old) + self.c.rq_lock
+        let mut cost = lines * self.line_xfer(this, old) + self.c.rq_lock;
+        if self.migrate_se_pelt_lag(p, old) {
+            // The old rq's clock line (clock_pelt_idle, clock_idle: written by `update_rq_clock_pelt()`
+            // as it went idle) and its cfs_rq's `throttled_pelt_idle` (CONFIG_CFS_BANDWIDTH, as
+            // distributions build), then `__update_load_avg_blocked_se()`: one entity's decay, the
+            // arithmetic of one leaf cfs_rq's in update_blocked_averages(). Its read of
+            // `rq->curr` is not counted: the wakeup's idle checks (`available_idle_cpu(prev)`)
+            // have usually just read that line.
+            cost += 2 * self.line_xfer(this, old) + self.c.update_blocked;
+        }
+        cost
+    }
+
+    /// Whether a wakeup migration of `p` off `old` runs `migrate_se_pelt_lag()`'s estimate
+    /// (v6.0, e2f3e35f1f5a): the task's sums, brought to the old cfs_rq's last update, have not
+    /// decayed to zero (`load_avg_is_decayed()`), and the old CPU runs its idle task, so that
+    /// cfs_rq's clock may be far behind.
+    fn migrate_se_pelt_lag(&self, p: TaskId, old: usize) -> bool {
+        if !self.f.MIGRATE_PELT_LAG || self.cpus[old].curr != self.cpus[old].idle_task {
+            return false;
+        }
+        let mut avg = self.tasks[p as usize].avg;
+        avg.update(self.cpus[old].cfs.avg.last_update_time, 0, 0, false, self.se[p as usize].weight);
+        avg.load_sum != 0 || avg.util_sum != 0 || avg.runnable_sum != 0
     }
 
     /// `set_task_cpu()` → `migrate_task_rq_fair()`: the task's PELT contribution leaves the old
@@ -267,10 +297,20 @@ impl Sim {
         if old == new {
             return;
         }
+        // A queued task (load balancing, SHARED_RUNQ: TASK_ON_RQ_MIGRATING) leaves through
+        // `detach_entity_cfs_rq()`, its sums brought to now under the old rq's lock. A wakee
+        // leaves through `remove_entity_load_avg()`: its sums are brought only to the old cfs_rq's
+        // last update, which on an idle CPU may be long past, unless `migrate_se_pelt_lag()`
+        // estimates now (v6.0 on); what is not decayed here the new cfs_rq attaches as it is.
+        let sync_to = if self.tasks[p as usize].migrating || self.migrate_se_pelt_lag(p, old) {
+            self.q.now()
+        } else {
+            self.cpus[old].cfs.avg.last_update_time
+        };
         self.update_load_avg(old, NO_TASK);
         let (avg, w) = {
             let (t, w) = (&mut self.tasks[p as usize], self.se[p as usize].weight);
-            t.avg.update(self.q.now(), 0, 0, false, w);
+            t.avg.update(sync_to, 0, 0, false, w);
             (t.avg, w)
         };
         self.cpus[old].cfs.avg.detach(&avg, w);

@@ -131,6 +131,8 @@ features! {
     TTWU_QUEUE_ON_CPU(VERSION) = true,
     /// sched_ttwu_pending() clears rq->ttwu_pending after its enqueues, so idle_cpu() stops seeing the CPU idle from the moment a wakee is queued on its wakelist (v6.2, d6962c4fe8f9, Tianchen Ding, "sched: Clear ttwu_pending after enqueue_task()"); off, as from v5.8 to v6.1 (and v4.15's llist_empty(&rq->wake_list) test), the flag is cleared before the rq lock is taken, and wakers may stack tasks on the CPU in that window.
     TTWU_PENDING_AFTER_ENQUEUE(VERSION) = true,
+    /// A wakeup migrating a task off an idle CPU decays its PELT sums to an estimate of now from that rq's idle clocks, not only to the old cfs_rq's last update (migrate_se_pelt_lag(), v6.0, e2f3e35f1f5a, Vincent Donnefort, "Decay task PELT values during wakeup migration").
+    MIGRATE_PELT_LAG(VERSION) = true,
     /// Idle-scan depth from avg_idle / avg_scan_cost (SIS_PROP: on before v6.0, off in v6.0-v6.6, removed in v6.7).
     SIS_PROP(SCHED_FEAT) = false,
     /// Task-group load_avg updated at most once per ms per cfs_rq (v6.7, 1528c661c24b).
@@ -181,7 +183,7 @@ pub const NEWEST_KERNEL: &str = "v6.12.y";
 pub const KERNELS: &[KernelProfile] = &[
     KernelProfile {
         name: "v4.15",
-        summary: "CFS; SIS_PROP scan depth; wake_affine_weight moves on ties; no wakelist within an LLC; call-function IPIs always sent; no NUMA imbalance allowance in load balancing; the wake_list emptied before the enqueues",
+        summary: "CFS; SIS_PROP scan depth; wake_affine_weight moves on ties; no wakelist within an LLC; call-function IPIs always sent; no NUMA imbalance allowance in load balancing; the wake_list emptied before the enqueues; a migrating wakee's PELT decayed only to the old cfs_rq's last update",
         set: &[
             ("EEVDF", false),
             ("SIS_PROP", true),
@@ -193,22 +195,24 @@ pub const KERNELS: &[KernelProfile] = &[
             ("CSD_POLL", false),
             ("NUMA_IMBALANCE", false),
             ("TTWU_PENDING_AFTER_ENQUEUE", false),
+            ("MIGRATE_PELT_LAG", false),
         ],
     },
     KernelProfile {
         name: "v5.19",
-        summary: "CFS; SIS_PROP; tie rule (082f764a2f3f); CSD_POLL (b2a02fc43a1f); same-LLC wakelist only for WF_ON_CPU with nr_running <= 1; ttwu_pending cleared before the enqueues (126c2092e5c8)",
+        summary: "CFS; SIS_PROP; tie rule (082f764a2f3f); CSD_POLL (b2a02fc43a1f); same-LLC wakelist only for WF_ON_CPU with nr_running <= 1; ttwu_pending cleared before the enqueues (126c2092e5c8); a migrating wakee's PELT decayed only to the old cfs_rq's last update",
         set: &[
             ("EEVDF", false),
             ("SIS_PROP", true),
             ("SIS_UTIL", false),
             ("TTWU_QUEUE_IDLE", false),
             ("TTWU_PENDING_AFTER_ENQUEUE", false),
+            ("MIGRATE_PELT_LAG", false),
         ],
     },
     KernelProfile {
         name: "v6.0",
-        summary: "CFS; SIS_UTIL replaces SIS_PROP; same-LLC wakelist to an empty runqueue (f3dd3f674555); ttwu_pending still cleared before the enqueues (until v6.2, d6962c4fe8f9)",
+        summary: "CFS; SIS_UTIL replaces SIS_PROP; same-LLC wakelist to an empty runqueue (f3dd3f674555); a wakee migrating off an idle CPU decays its PELT to now (e2f3e35f1f5a); ttwu_pending still cleared before the enqueues (until v6.2, d6962c4fe8f9)",
         set: &[("EEVDF", false), ("TTWU_PENDING_AFTER_ENQUEUE", false)],
     },
     KernelProfile { name: "v6.5", summary: "the last CFS kernel", set: &[("EEVDF", false)] },

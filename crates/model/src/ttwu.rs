@@ -106,7 +106,7 @@ impl Sim {
                     // set_task_cpu() runs migrate_task_rq_fair() before ttwu_queue(): until
                     // its reads of the old cfs_rq are done the target is not yet claimed, and
                     // other wakers may still find it idle.
-                    let cost = self.migrate_task_rq_fair(cpu, old);
+                    let cost = self.migrate_task_rq_fair(cpu, p, old);
                     self.set_task_cpu(p, target);
                     return self.busy(cpu, cost, fr(TtwuPhase::Claim, target as u32));
                 }

@@ -15,39 +15,60 @@ fn hackbench() -> Workload {
 
 /// Every wakelist queueing that follows its wakee's migration in the same wakeup comes
 /// `lines` transfers from the old CPU, the removed-load lock and one transfer from the target
-/// after the migration. Returns how many such wakeups the run had.
-fn check_claim_delay(features: wakesim_model::Features, lines: u64) -> usize {
+/// after the migration, and, with MIGRATE_PELT_LAG when the old CPU runs its idle task,
+/// `migrate_se_pelt_lag()`'s two more lines from it and one entity's decay. Returns how many
+/// such wakeups the run had, and how many of them paid the lag estimate.
+fn check_claim_delay(features: wakesim_model::Features, lines: u64) -> (usize, usize) {
     let cfg = config("test-2x4", features, 1);
     let probe = Sim::new(cfg.clone(), &hackbench()).unwrap();
-    let rq_lock = cfg.costs.rq_lock;
+    let (rq_lock, decay) = (cfg.costs.rq_lock, cfg.costs.update_blocked);
     let (_, tr) = run_with_trace(cfg, &hackbench(), TraceOpts::default()).unwrap();
+    let mut curr: Vec<u32> = (0..probe.nr_cpus() as u32).collect();
     let mut last_migrate = std::collections::HashMap::new();
-    let mut n = 0;
+    let (mut n, mut lagged) = (0, 0);
     for e in &tr.events {
         match e.ev {
+            TraceEvent::Running { cpu, task, .. } | TraceEvent::Switch { cpu, next: task, .. } => curr[cpu as usize] = task,
             TraceEvent::Migrate { task, from, to } => {
-                last_migrate.insert(task, (e.t, from as usize, to as usize));
+                let old_idle = tr.is_idle_task(curr[from as usize]);
+                last_migrate.insert(task, (e.t, from as usize, to as usize, old_idle));
             }
             TraceEvent::Wakeup { cpu, wakee, target, how: WakeHow::Wakelist, .. } => {
-                let Some(&(t, from, to)) = last_migrate.get(&wakee) else { continue };
+                let Some(&(t, from, to, old_idle)) = last_migrate.get(&wakee) else { continue };
                 if to != target as usize || e.t - t > 2_000 {
                     continue; // not this wakeup's migration
                 }
                 let waker = cpu as usize;
-                let expect = lines * probe.line_transfer(waker, from) + rq_lock + probe.line_transfer(waker, to);
-                assert_eq!(e.t - t, expect, "wakee {wakee}: waker {waker}, old CPU {from}, target {to}");
+                let lag = features.MIGRATE_PELT_LAG && old_idle;
+                let mut expect = lines * probe.line_transfer(waker, from) + rq_lock + probe.line_transfer(waker, to);
+                if lag {
+                    expect += 2 * probe.line_transfer(waker, from) + decay;
+                    lagged += 1;
+                }
+                assert_eq!(e.t - t, expect, "wakee {wakee}: waker {waker}, old CPU {from} (idle: {old_idle}), target {to}");
                 n += 1;
             }
             _ => {}
         }
     }
-    n
+    (n, lagged)
 }
 
 #[test]
 fn a_migrating_wakeup_claims_its_cpu_after_reading_the_old_cfs_rq_and_the_target_rq() {
     // EEVDF (v6.6): remove_entity_load_avg()'s two lines.
-    assert!(check_claim_delay(v6_6(), 2) > 10, "the run has migrating wakelist wakeups");
+    let (n, _) = check_claim_delay(v6_6(), 2);
+    assert!(n > 10, "the run has migrating wakelist wakeups: {n}");
+}
+
+#[test]
+fn a_wakee_leaving_an_idle_cpu_costs_the_waker_that_cpus_idle_clocks_from_v6_0() {
+    // migrate_se_pelt_lag() reads the idle rq's clock line and its cfs_rq's throttled_pelt_idle
+    // and decays the task; before v6.0 (and with the feature off) nothing of it is paid.
+    let (n, lagged) = check_claim_delay(v6_6(), 2);
+    assert!(lagged > 0 && lagged < n, "{lagged} of {n} migrating wakeups left an idle CPU");
+    let (n, lagged) = check_claim_delay(feat("-MIGRATE_PELT_LAG"), 2);
+    assert!(n > 10 && lagged == 0, "{lagged} of {n}");
 }
 
 #[test]
@@ -55,7 +76,8 @@ fn under_cfs_the_migration_also_reads_the_old_min_vruntime() {
     // CFS (v5.19): migrate_task_rq_fair() makes the vruntime relative to the old min_vruntime.
     let mut f = wakesim_model::Features::for_kernel("v5.19").unwrap();
     f.apply("+TTWU_QUEUE_IDLE").unwrap();
-    assert!(check_claim_delay(f, 3) > 10, "the run has migrating wakelist wakeups");
+    let (n, lagged) = check_claim_delay(f, 3);
+    assert!(n > 10 && lagged == 0, "the run has migrating wakelist wakeups ({n}), none paying v6.0's lag estimate ({lagged})");
 }
 
 #[test]

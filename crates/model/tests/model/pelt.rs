@@ -187,3 +187,37 @@ fn the_first_read_after_a_write_holds_the_line_and_later_readers_share_it() {
     assert!(!l.shared && !l.is_current(3));
     assert_eq!(l.version, 2);
 }
+
+/// Task A computes 100 ms on CPU 1 and then blocks on a pipe; CPU 1 idles. After 64 ms B, on
+/// CPU 5 in the other LLC, writes to the pipe and keeps running, so A's wakeup moves it to
+/// CPU 5 off its idle CPU. Returns A's util_avg as it blocked and as it arrived on CPU 5.
+fn util_before_and_after_a_wakeup_off_an_idle_cpu(f: wakesim_model::Features) -> (u64, u64) {
+    let a = start_on(pinned(task("a", vec![compute(100 * MSEC), Op::Recv { chan: 0, bytes: 1 }, Op::Exit]), &[1, 5]), 1);
+    let b = start_on(pinned(task("b", vec![sleep(164 * MSEC), Op::Send { chan: 0, bytes: 1 }, compute(10 * MSEC), Op::Exit]), &[5]), 5);
+    let mut s = sim("test-2x4", f, &workload(vec![a, b], 1, 0), 1);
+    step_until_cond(&mut s, 150 * MSEC, "A blocks", |s| s.running(1).is_none() && s.now() > 100 * MSEC);
+    let before = s.sync_task_pelt(0).util_avg;
+    step_until_cond(&mut s, 200 * MSEC, "A queued on CPU 5", |s| s.task_cpu(0) == 5 && s.nr_running(5) == 2 || s.running(5) == Some(0));
+    assert!(s.now() < 165 * MSEC, "A arrived at {} ns", s.now());
+    (before, s.sync_task_pelt(0).util_avg)
+}
+
+#[test]
+fn a_wakee_migrating_off_an_idle_cpu_arrives_with_its_sleep_decayed() {
+    // migrate_se_pelt_lag() (v6.0, e2f3e35f1f5a): the old cfs_rq was last updated when A
+    // blocked, so its sums are decayed to an estimate of now from the idle rq's clocks: 64 ms
+    // at PELT's 32 ms half-life leave a quarter.
+    let (before, after) = util_before_and_after_a_wakeup_off_an_idle_cpu(v6_6());
+    assert!(before > 850, "util after 100 ms of running: {before}");
+    let r = after as f64 / before as f64;
+    assert!((0.2..0.3).contains(&r), "{before} -> {after} after 64 ms asleep (2^-2 = 0.25)");
+}
+
+#[test]
+fn before_v6_0_a_wakee_migrating_off_an_idle_cpu_keeps_the_util_it_slept_with() {
+    // remove_entity_load_avg()'s sync_entity_load_avg() brings the sums only to the old
+    // cfs_rq's last update (A's dequeue), and attach_entity_load_avg() on the new CPU takes
+    // them as they are: the sleep is never decayed (the inflation e2f3e35f1f5a fixed).
+    let (before, after) = util_before_and_after_a_wakeup_off_an_idle_cpu(feat("-MIGRATE_PELT_LAG"));
+    assert!(after as f64 >= 0.95 * before as f64, "{before} -> {after}");
+}
