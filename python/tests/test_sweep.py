@@ -90,7 +90,17 @@ def test_resume_runs_nothing(client, tmp_path):
 def test_another_experiment_in_out_is_refused(client, tmp_path):
     wakesim.sweep(CMD, out=tmp_path / "d", client=client, progress=False, **OPTS)
     with pytest.raises(wakesim.WakesimError, match="holds another experiment"):
-        wakesim.sweep(CMD, out=tmp_path / "d", client=client, progress=False, **{**OPTS, "runs": 3})
+        wakesim.sweep(CMD, out=tmp_path / "d", client=client, progress=False, **{**OPTS, "duration": 0.04})
+    with pytest.raises(wakesim.WakesimError, match="holds another experiment"):
+        wakesim.sweep(CMD, out=tmp_path / "d", client=client, progress=False, **{**OPTS, "runs": 1})
+
+
+def test_more_runs_in_out_add_only_the_new_seeds(client, tmp_path):
+    wakesim.sweep(CMD, out=tmp_path / "d", client=client, progress=False, **OPTS)
+    kept = tmp_path / "d" / "runs" / "sh" / "g=2" / "run-1.json"
+    before = kept.read_bytes()
+    r = wakesim.sweep(CMD, out=tmp_path / "d", client=client, progress=False, **{**OPTS, "runs": 3})
+    assert r.df.height == 12 and kept.read_bytes() == before
 
 
 def test_sweep_with_client_none_and_address(tmp_path, client):
