@@ -260,12 +260,20 @@ impl Sim {
     /// (until v6.5) first reads its `min_vruntime` to make the vruntime relative: lines of the
     /// old cfs_rq, which the old CPU last wrote (at the task's dequeue), one transfer each from
     /// there, plus the lock. Then, from v6.0, `migrate_se_pelt_lag()` when the old CPU is idle
-    /// (below). Returns the cost; `set_task_cpu()` moves the task.
-    pub(crate) fn migrate_task_rq_fair(&self, this: usize, p: TaskId, old: usize) -> Time {
+    /// (below). Brings the wakee's PELT sums up as those two do; returns the cost;
+    /// `set_task_cpu()` then moves the task.
+    pub(crate) fn migrate_task_rq_fair(&mut self, this: usize, p: TaskId, old: usize) -> Time {
         // avg (+128) and removed (+192) lines; min_vruntime's (+0) too under CFS.
         let lines = if self.f.EEVDF { 2 } else { 3 };
         let mut cost = lines * self.line_xfer(this, old) + self.c.rq_lock;
-        if self.migrate_se_pelt_lag(p, old) {
+        let lag = self.migrate_se_pelt_lag(p, old);
+        // sync_entity_load_avg() brings the sums only to the old cfs_rq's last update, which
+        // on an idle CPU may be long past, unless migrate_se_pelt_lag() estimates now; what is
+        // not decayed here the new cfs_rq attaches as it is.
+        let sync_to = if lag { self.q.now() } else { self.cpus[old].cfs.avg.last_update_time };
+        let w = self.se[p as usize].weight;
+        self.tasks[p as usize].avg.update(sync_to, 0, 0, false, w);
+        if lag {
             // The old rq's clock line (clock_pelt_idle, clock_idle: written by `update_rq_clock_pelt()`
             // as it went idle) and its cfs_rq's `throttled_pelt_idle` (CONFIG_CFS_BANDWIDTH, as
             // distributions build), then `__update_load_avg_blocked_se()`: one entity's decay, the
@@ -297,22 +305,15 @@ impl Sim {
         if old == new {
             return;
         }
-        // A queued task (load balancing, SHARED_RUNQ: TASK_ON_RQ_MIGRATING) leaves through
-        // `detach_entity_cfs_rq()`, its sums brought to now under the old rq's lock. A wakee
-        // leaves through `remove_entity_load_avg()`: its sums are brought only to the old cfs_rq's
-        // last update, which on an idle CPU may be long past, unless `migrate_se_pelt_lag()`
-        // estimates now (v6.0 on); what is not decayed here the new cfs_rq attaches as it is.
-        let sync_to = if self.tasks[p as usize].migrating || self.migrate_se_pelt_lag(p, old) {
-            self.q.now()
-        } else {
-            self.cpus[old].cfs.avg.last_update_time
-        };
         self.update_load_avg(old, NO_TASK);
-        let (avg, w) = {
-            let (t, w) = (&mut self.tasks[p as usize], self.se[p as usize].weight);
-            t.avg.update(sync_to, 0, 0, false, w);
-            (t.avg, w)
-        };
+        let (t, w) = (&mut self.tasks[p as usize], self.se[p as usize].weight);
+        // A queued task (load balancing, SHARED_RUNQ: TASK_ON_RQ_MIGRATING) leaves through
+        // `detach_entity_cfs_rq()`, its sums brought to now under the old rq's lock; a wakee's
+        // were brought up by `migrate_task_rq_fair()` (`remove_entity_load_avg()`).
+        if t.migrating {
+            t.avg.update(self.q.now(), 0, 0, false, w);
+        }
+        let avg = t.avg;
         self.cpus[old].cfs.avg.detach(&avg, w);
         // remove_entity_load_avg(): the old cfs_rq folds the removed load in at its next
         // update, which then propagates to the group.
