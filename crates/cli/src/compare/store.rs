@@ -148,7 +148,6 @@ pub fn write_json<T: Serialize>(path: &Path, v: &T) -> Result<(), UserError> {
     write_atomic(path, &(text + "\n"))
 }
 
-/// The first field in which two experiments differ, for the error message.
 /// Whether `new` is `old` with more runs: run K's seed is the base seed plus K whatever the
 /// count, so the finished runs stay valid and only the new seeds run (more seeds for a row
 /// whose pairs scatter). Fewer runs is refused: the directory would hold runs no longer planned.
@@ -156,6 +155,7 @@ fn more_runs_of(old: &Experiment, new: &Experiment) -> bool {
     new.runs > old.runs && &Experiment { runs: new.runs, ..old.clone() } == new
 }
 
+/// The first field in which two experiments differ, for the error message.
 fn difference(old: &Experiment, new: &Experiment) -> String {
     let (a, b) = (serde_json::to_value(old).unwrap_or_default(), serde_json::to_value(new).unwrap_or_default());
     if let (Some(a), Some(b)) = (a.as_object(), b.as_object()) {

@@ -197,7 +197,7 @@ fn util_before_and_after_a_wakeup_off_an_idle_cpu(f: wakesim_model::Features) ->
     let mut s = sim("test-2x4", f, &workload(vec![a, b], 1, 0), 1);
     step_until_cond(&mut s, 150 * MSEC, "A blocks", |s| s.running(1).is_none() && s.now() > 100 * MSEC);
     let before = s.sync_task_pelt(0).util_avg;
-    step_until_cond(&mut s, 200 * MSEC, "A queued on CPU 5", |s| s.task_cpu(0) == 5 && s.nr_running(5) == 2 || s.running(5) == Some(0));
+    step_until_cond(&mut s, 200 * MSEC, "A queued on CPU 5", |s| s.task_cpu(0) == 5 && (s.nr_running(5) == 2 || s.running(5) == Some(0)));
     assert!(s.now() < 165 * MSEC, "A arrived at {} ns", s.now());
     (before, s.sync_task_pelt(0).util_avg)
 }
