@@ -232,6 +232,9 @@ pub struct Cpu {
     /// Cost owed by the CPU for work done inside the last state change (IPI sends etc.),
     /// added to its next step.
     pub debt: Time,
+    /// When this CPU's `try_to_wake_up()` asked for a remote rq lock to enqueue directly: the
+    /// start of the waker's `cost_remote_lock` (the spin, the acquisition and the enqueue).
+    pub ttwu_lock_from: Time,
     /// User compute segment bookkeeping.
     pub user_start: Time,
     pub user_speed: f64,
@@ -429,6 +432,7 @@ impl Cpu {
             softirq_pending: false,
             nohz_balance_pending: false,
             debt: 0,
+            ttwu_lock_from: 0,
             user_start: 0,
             user_speed: 1.0,
             need_resched: false,

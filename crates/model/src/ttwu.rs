@@ -136,6 +136,9 @@ impl Sim {
                 trace_ev!(self, self.wake_event(cpu, p, t, how));
                 let migrated = std::mem::take(&mut self.tasks[p as usize].remote_wakeup);
                 self.ttwu_do_activate(cpu, t, p, migrated);
+                if t != cpu {
+                    self.wake.cost_remote_lock += self.now() - self.cpus[cpu].ttwu_lock_from;
+                }
                 self.lock_release(cpu, LockId::Rq(target));
                 self.set_top(cpu, fr(TtwuPhase::Done, target));
                 Flow::Again
@@ -187,6 +190,7 @@ impl Sim {
             // the transfer of the target's rq line (ttwu_queue_cond() reads its nr_running).
             return self.busy(cpu, self.line_xfer(cpu, target), fr(TtwuPhase::Wakelist));
         }
+        self.cpus[cpu].ttwu_lock_from = self.now();
         self.call(cpu, fr(TtwuPhase::Locked), Frame::Lock { lock: LockId::Rq(target as u32), granted: false })
     }
 

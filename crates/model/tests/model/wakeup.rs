@@ -67,6 +67,7 @@ fn same_llc_wakeup_of_an_idle_cpu_is_queued_on_its_wakelist_and_enqueued_there()
     assert!(!s.cpus[5].ttwu_pending, "sched_ttwu_pending() cleared the flag");
     assert!(!s.on_wakelist(5, R));
     assert_eq!(s.wake.remote_enqueue, before.remote_enqueue, "no remote rq lock taken by the waker");
+    assert_eq!(s.wake.cost_remote_lock, before.cost_remote_lock, "and no remote-lock time");
     assert_eq!(s.tasks[s.task_id(R) as usize].counters.nr_migrations, 0, "R woke where it slept");
 }
 
@@ -140,6 +141,19 @@ fn wakelist_disabled_makes_the_waker_enqueue_remotely() {
     step_until_running(&mut s, R, 5, 300 * USEC);
     // The idle target still needs a kick: resched_curr on a polling idle CPU is a flag write.
     assert_eq!(s.wake.poll_wakes, before.poll_wakes + 1);
+}
+
+#[test]
+fn a_remote_direct_enqueue_charges_the_lock_and_the_enqueue_to_the_wakers_remote_lock_time() {
+    let mut s = sim("test-smt2", feat("-TTWU_QUEUE"), &waker_wakee(5, 200 * USEC), 1);
+    let before = step_to_wakeup(&mut s, 200 * USEC);
+    step_until_running(&mut s, R, 5, 300 * USEC);
+    let t = s.wake.cost_remote_lock - before.cost_remote_lock;
+    // At least the rq lock's acquisition and the enqueue with its preemption check, all done by
+    // the waker; at most the time from just before the wakeup until R runs.
+    let floor = s.c.rq_lock + s.c.enqueue + s.c.wakeup_preempt;
+    assert!(t >= floor, "remote-lock time {t} ns below the profile's lock + enqueue {floor} ns");
+    assert!(t <= s.now() - (200 * USEC - 10 * USEC), "remote-lock time {t} ns longer than the wakeup");
 }
 
 #[test]
