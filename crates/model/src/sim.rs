@@ -134,7 +134,9 @@ impl Sim {
                     has_idle_cores: false,
                     is_busy: false,
                     nr_idle_scan: w,
-                    nr_busy_cpus: 0,
+                    // sd_init(): every CPU counts as busy until it stops its tick in idle
+                    // (nohz_balance_enter_idle() → set_cpu_sd_state_idle()).
+                    nr_busy_cpus: w,
                     nr_avail_idle: w,
                     avg_scan_cost: 0,
                     line_owner: id,
