@@ -4,10 +4,14 @@
 //! `detach_tasks()` under the source rq lock (`can_migrate_task`, `task_hot`) and
 //! `attach_tasks()` under the destination's.
 //!
-//! Simplifications (stated, not hidden): no misfit/asym-packing/NUMA-fbq paths and no active
-//! balance (a running task is never pushed by the stopper); the imbalance is expressed in tasks
-//! (half the difference, at least one), moved one per lock round trip. On SD_NUMA levels
-//! `adjust_numa_imbalance()` applies (`find_idlest.rs`).
+//! When nothing can be detached (the busiest CPU runs its only task, or every queued one is
+//! cache-hot) the pass fails; repeated failures to even out running tasks start active
+//! balancing (`active_balance.rs`).
+//!
+//! Simplifications (stated, not hidden): no misfit/asym-packing/NUMA-fbq paths, and no retry
+//! with another busiest CPU when all tasks of the first are pinned (`redo`); the imbalance is
+//! expressed in tasks (half the difference, at least one), moved one per lock round trip. On
+//! SD_NUMA levels `adjust_numa_imbalance()` applies (`find_idlest.rs`).
 //!
 //! A pass is `Frame::Lb`, walked through its [`LbPhase`]s by `sched_balance_rq()`.
 
@@ -35,7 +39,17 @@ pub enum LbPhase {
     Attach,
     /// Nothing to pull: the domain is balanced.
     Balanced,
+    /// Nothing could be detached (`ld_moved == 0`): count the failure, maybe start active
+    /// balancing.
+    Failed,
+    /// `need_active_balance()` said yes: the busiest rq's lock is held.
+    ActiveKick,
+    /// The stopper's work is queued: wake it (`active_balance.rs`).
+    ActiveWake,
 }
+
+/// `MAX_PINNED_INTERVAL`: the balance interval's ceiling when all tasks were pinned (ms).
+const MAX_PINNED_INTERVAL: u64 = 512;
 
 /// `enum group_type`, the subset the model classifies into, in the kernel's order (lower is
 /// idler).
@@ -112,12 +126,15 @@ impl Sim {
         g.balance_cpu as usize == dst
     }
 
-    /// `find_busiest_group()` + `find_busiest_queue()`: returns (source CPU, tasks to move).
-    fn find_busiest(&mut self, dst: usize, level: usize, idle: u8) -> Option<(usize, u32)> {
+    /// `find_busiest_group()` + `find_busiest_queue()`: returns the source CPU and whether the
+    /// imbalance is in tasks (`migrate_task`, which a running task alone can make and only
+    /// active balancing can move).
+    fn find_busiest(&mut self, dst: usize, level: usize, idle: u8) -> Option<(usize, bool)> {
         let sd = &self.m.domains[dst][level];
         let pct = sd.imbalance_pct as u64;
         let numa_imb_nr = (sd.has(SdFlags::NUMA) && self.f.NUMA_IMBALANCE).then_some(sd.imb_numa_nr as u64);
         let prefer_sibling = level > 0 && self.m.domains[dst][level - 1].has(SdFlags::PREFER_SIBLING);
+        let share_llc = sd.has(SdFlags::SHARE_LLC) || sd.has(SdFlags::SHARE_CPUCAPACITY);
         let local = self.group_stats(&sd.groups[0].span, pct);
         let mut busiest: Option<(usize, GroupStats)> = None;
         let (mut tot_load, mut tot_cap) = (local.load, local.capacity);
@@ -158,7 +175,10 @@ impl Sim {
             self.dstat[dst][level].lb_nobusyg[ix] += 1;
             return None;
         };
-        // Decision matrix (research §7.4).
+        // Decision matrix (research §7.4). calculate_imbalance() moves tasks (migrate_task)
+        // when the local group has spare capacity, unless the busiest is overloaded above the
+        // LLC (migrate_util there); otherwise load (migrate_load).
+        let mt = local.kind == GroupType::HasSpare && (b.kind != GroupType::Overloaded || share_llc);
         let mut n: u64;
         if b.kind == GroupType::Overloaded {
             if local.kind == GroupType::Overloaded {
@@ -197,14 +217,17 @@ impl Sim {
         }
         n = n.max(1);
         self.dstat[dst][level].lb_imbalance[ix] += n;
-        // find_busiest_queue(): the CPU with the most runnable tasks that can give one up.
+        // find_busiest_queue(): the CPU with the most runnable tasks; for migrate_task one
+        // running task is enough (load_balance() then finds nothing to detach), for load or
+        // utilisation it must be able to give one up.
+        let min_nr = if mt { 1 } else { 2 };
         let span = &self.m.domains[dst][level].groups[bgi].span;
         let src = span
             .iter()
-            .filter(|&c| self.cpus[c].nr_running >= 2)
+            .filter(|&c| self.cpus[c].nr_running >= min_nr)
             .max_by_key(|&c| (self.cpus[c].nr_running, self.cpus[c].cfs.avg.load_avg, std::cmp::Reverse(c)));
         match src {
-            Some(s) => Some((s, n as u32)),
+            Some(s) => Some((s, mt)),
             None => {
                 self.dstat[dst][level].lb_nobusyq[ix] += 1;
                 None
@@ -248,28 +271,38 @@ impl Sim {
     /// One `sched_balance_rq()` (`load_balance()` before v6.10) pass, one step per call
     /// (`LbPhase`).
     pub(crate) fn sched_balance_rq(&mut self, cpu: usize, f: Frame) -> Flow {
-        let Frame::Lb { phase, dst, level, idle, src, task } = f else { unreachable!() };
+        let Frame::Lb { phase, dst, level, idle, src, task, mt } = f else { unreachable!() };
         let (d, l, ix) = (dst as usize, level as usize, idle as usize);
-        let fr = |phase: LbPhase, src: u32, task: TaskId| Frame::Lb { phase, dst, level, idle, src, task };
+        let fr = |phase: LbPhase, src: u32, task: TaskId| Frame::Lb { phase, dst, level, idle, src, task, mt };
         match phase {
             LbPhase::Decide => {
                 self.cpus[cpu].lb_moved = 0;
                 self.cpus[cpu].lb_continue = true;
                 self.dstat[d][l].lb_count[ix] += 1;
                 if !self.should_we_balance(d, l, idle) {
+                    // goto out_balanced.
                     self.cpus[cpu].lb_continue = false;
                     self.dstat[d][l].lb_balanced[ix] += 1;
+                    self.lb_balanced_interval(d, l, idle, false);
                     return Flow::Pop;
                 }
                 if idle != IDLE_NEWLY {
                     self.update_idle_cpu_scan(d, l);
                 }
                 let cost = self.c.lb_base + self.doms[d][l].scan_cost;
-                let found = self.find_busiest(d, l, idle);
-                match found {
-                    Some((s, _n)) => self.busy(cpu, cost, fr(LbPhase::LockSource, s as u32, NO_TASK)),
+                match self.find_busiest(d, l, idle) {
+                    Some((s, mt)) => {
+                        let fr = |phase: LbPhase| Frame::Lb { phase, dst, level, idle, src: s as u32, task: NO_TASK, mt };
+                        if self.cpus[s].nr_running > 1 {
+                            self.busy(cpu, cost, fr(LbPhase::LockSource))
+                        } else {
+                            // busiest->nr_running <= 1: nothing to detach, the group is still
+                            // unbalanced (ld_moved stays 0).
+                            self.busy(cpu, cost, fr(LbPhase::Failed))
+                        }
+                    }
                     None => {
-                        self.lb_balanced_interval(d, l, idle);
+                        self.lb_balanced_interval(d, l, idle, false);
                         self.busy(cpu, cost, fr(LbPhase::Balanced, NO_CPU, NO_TASK))
                     }
                 }
@@ -279,12 +312,16 @@ impl Sim {
                 let s = src as usize;
                 match self.pick_detach(s, d, l) {
                     None => {
+                        let all_pinned = self.all_pinned(s, d);
                         self.lock_release(cpu, LockId::Rq(src));
-                        self.dstat[d][l].lb_failed[ix] += 1;
-                        if idle != IDLE_NEWLY {
-                            self.doms[d][l].nr_balance_failed += 1;
+                        if all_pinned {
+                            // LBF_ALL_PINNED: goto out_all_pinned.
+                            self.dstat[d][l].lb_balanced[ix] += 1;
+                            self.lb_balanced_interval(d, l, idle, true);
+                            return Flow::Pop;
                         }
-                        Flow::Pop
+                        self.set_top(cpu, fr(LbPhase::Failed, src, NO_TASK));
+                        Flow::Again
                     }
                     Some((t, hot)) => {
                         if hot {
@@ -314,23 +351,61 @@ impl Sim {
                 self.lock_release(cpu, LockId::Rq(dst));
                 self.dstat[d][l].lb_gained[ix] += 1;
                 self.doms[d][l].nr_balance_failed = 0;
+                self.lb_unbalanced_interval(d, l);
                 self.wake.migrations_balance += 1;
                 self.cpus[cpu].lb_moved += 1;
                 Flow::Pop
             }
             LbPhase::Balanced => Flow::Pop,
+            LbPhase::Failed => {
+                self.dstat[d][l].lb_failed[ix] += 1;
+                // Only periodic balancing counts failures: newidle is too frequent.
+                if idle != IDLE_NEWLY {
+                    self.doms[d][l].nr_balance_failed += 1;
+                }
+                if self.need_active_balance(d, l, mt) {
+                    return self.call(cpu, fr(LbPhase::ActiveKick, src, NO_TASK), Frame::Lock { lock: LockId::Rq(src), granted: false });
+                }
+                self.lb_unbalanced_interval(d, l);
+                Flow::Pop
+            }
+            LbPhase::ActiveKick => self.kick_active_balance(cpu, f),
+            LbPhase::ActiveWake => self.wake_stopper(cpu, src as usize),
         }
     }
 
-    /// Balanced outcome: periodic balancing backs off (`balance_interval *= 2` up to max).
-    fn lb_balanced_interval(&mut self, d: usize, l: usize, idle: u8) {
+    /// LBF_ALL_PINNED after `detach_tasks()`: no task of `src` (running or queued) may run on
+    /// `dst`.
+    fn all_pinned(&self, src: usize, dst: usize) -> bool {
+        let rq = &self.cpus[src];
+        let curr_allowed = rq.cfs.curr != NO_TASK && self.tasks[rq.cfs.curr as usize].allowed.contains(dst);
+        !curr_allowed && !rq.cfs.queued.iter().any(|&t| self.tasks[t as usize].allowed.contains(dst))
+    }
+
+    /// `out_balanced` / `out_all_pinned` / `out_one_pinned`: periodic balancing backs off
+    /// (`balance_interval *= 2` up to `max_interval`, or up to `MAX_PINNED_INTERVAL` when
+    /// everything was pinned); newidle leaves the interval alone. `one_pinned` is the last
+    /// label alone, which keeps the failure count.
+    pub(crate) fn lb_balanced_interval(&mut self, d: usize, l: usize, idle: u8, all_pinned: bool) {
         self.doms[d][l].nr_balance_failed = 0;
-        if idle != IDLE_NEWLY {
-            let max = self.m.domains[d][l].max_interval_ms as u64;
-            let bi = &mut self.doms[d][l].balance_interval_ms;
-            if *bi < max {
-                *bi = (*bi * 2).min(max);
-            }
+        self.lb_back_off(d, l, idle, all_pinned);
+    }
+
+    /// `out_one_pinned`: the interval's back-off without the failure count's reset.
+    pub(crate) fn lb_back_off(&mut self, d: usize, l: usize, idle: u8, all_pinned: bool) {
+        if idle == IDLE_NEWLY {
+            return;
         }
+        let max = self.m.domains[d][l].max_interval_ms as u64;
+        let bi = &mut self.doms[d][l].balance_interval_ms;
+        if (all_pinned && *bi < MAX_PINNED_INTERVAL) || *bi < max {
+            *bi *= 2;
+        }
+    }
+
+    /// An unbalanced outcome (tasks moved, or none could be): "We were unbalanced, so reset
+    /// the balancing interval" to `min_interval`.
+    pub(crate) fn lb_unbalanced_interval(&mut self, d: usize, l: usize) {
+        self.doms[d][l].balance_interval_ms = self.m.domains[d][l].min_interval_ms as u64;
     }
 }

@@ -63,7 +63,10 @@ pub enum Frame {
     Newidle { phase: NewidlePhase, level: u8, t0: Time, tl: Time, cost_sum: Time, pulled: bool },
     /// One `sched_balance_rq()` (`load_balance()` before v6.10) pass pulling to `dst` at domain
     /// `level` of `dst`.
-    Lb { phase: LbPhase, dst: u32, level: u8, idle: u8, src: u32, task: TaskId },
+    Lb { phase: LbPhase, dst: u32, level: u8, idle: u8, src: u32, task: TaskId, mt: bool },
+    /// The stopper's `attach_one_task()` of `task` to `dst`, run once the CPU has switched away
+    /// from the task it detached (`active_load_balance_cpu_stop()`).
+    ActivePush { phase: crate::active_balance::PushPhase, task: TaskId, dst: u32 },
     /// `sched_balance_domains()` (`rebalance_domains()` before v6.10) for `cpu`: periodic
     /// balancing, or NOHZ balancing on behalf of it.
     Periodic { phase: PeriodicPhase, cpu: u32, level: u8, idle: u8 },
@@ -202,6 +205,7 @@ impl Sim {
                 Frame::Sched { .. } => self.__schedule(cpu, f),
                 Frame::Newidle { .. } => self.sched_balance_newidle(cpu, f),
                 Frame::Lb { .. } => self.sched_balance_rq(cpu, f),
+                Frame::ActivePush { .. } => self.attach_one_task(cpu, f),
                 Frame::Periodic { .. } => self.sched_balance_domains(cpu, f),
                 Frame::NohzBalance { next } => self._nohz_idle_balance(cpu, next),
                 Frame::Irq { phase } => self.handle_irq(cpu, phase),

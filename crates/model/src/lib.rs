@@ -67,6 +67,7 @@
 //! finishes its own work later, and a CPU busy balancing with interrupts off takes the next
 //! IPI later. Nothing is added to a result afterwards.
 
+mod active_balance;
 pub mod autogroup;
 mod balance;
 mod cfs;

@@ -155,7 +155,7 @@ impl Sim {
                 // update_blocked_averages() (v5.16, 9e9af819db5d: "Take this time into account
                 // in the cost of the 1st load balance of a newly idle cpu"), then from the last
                 // level's end (`t0 = t1`).
-                let lb = Frame::Lb { phase: LbPhase::Decide, dst: cpu as u32, level, idle: IDLE_NEWLY, src: 0, task: 0 };
+                let lb = Frame::Lb { phase: LbPhase::Decide, dst: cpu as u32, level, idle: IDLE_NEWLY, src: 0, task: 0, mt: false };
                 self.call(cpu, fr(NewidlePhase::LevelDone, level, tl, cost_sum, pulled), lb)
             }
             NewidlePhase::LevelDone => {

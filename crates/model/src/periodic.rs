@@ -80,7 +80,7 @@ impl Sim {
                 }
                 let interval = self.sd_interval(t, l, idle == IDLE_BUSY);
                 if j >= self.doms[t][l].last_balance + interval {
-                    let lb = Frame::Lb { phase: LbPhase::Decide, dst: target, level, idle, src: 0, task: 0 };
+                    let lb = Frame::Lb { phase: LbPhase::Decide, dst: target, level, idle, src: 0, task: 0, mt: false };
                     return self.call(cpu, fr(PeriodicPhase::LevelDone, level), lb);
                 }
                 self.set_top(cpu, fr(PeriodicPhase::Level, level + 1));

@@ -47,7 +47,8 @@ impl Sim {
             }
             SchedPhase::Locked => {
                 self.sched[cpu].sched_count += 1;
-                if self.f.SM_IDLE && self.tasks[prev as usize].is_idle && !preempt && self.cpus[cpu].nr_running == 0 {
+                let stopper = self.cpus[cpu].active_balance;
+                if self.f.SM_IDLE && self.tasks[prev as usize].is_idle && !preempt && self.cpus[cpu].nr_running == 0 && !stopper {
                     // SM_IDLE (v6.12): schedule_idle() with nothing runnable goes straight back
                     // to idle, skipping pick_next_task() and so newidle balancing.
                     self.cpus[cpu].need_resched = false;
@@ -68,8 +69,13 @@ impl Sim {
                         // deadline passed: handled by the pick below
                     }
                 }
+                if stopper {
+                    // The stop class is picked first: the stopper runs, then schedules again
+                    // (from itself, so not as the idle task).
+                    cost += self.active_load_balance_cpu_stop(cpu, prev);
+                }
                 if self.cpus[cpu].cfs.nr_running() == 0 {
-                    if self.f.NEWIDLE_SKIP_IPI && self.tasks[prev as usize].is_idle {
+                    if self.f.NEWIDLE_SKIP_IPI && self.tasks[prev as usize].is_idle && !stopper {
                         // K Prateek Nayak's RFC (2024): entered from the idle task, skip newidle.
                         return self.busy(cpu, cost, fr(SchedPhase::Pick, NO_TASK));
                     }
@@ -87,6 +93,7 @@ impl Sim {
                 Flow::Again
             }
             SchedPhase::Pick => {
+                let stopper_ran = std::mem::take(&mut self.cpus[cpu].stopper_ran);
                 let nxt = self.pick_next(cpu, prev);
                 if nxt == prev && self.tasks[prev as usize].is_idle {
                     // pick_next_task_idle() → set_next_task_idle() even when idle stays.
@@ -94,9 +101,18 @@ impl Sim {
                     self.update_idle_core(cpu);
                 }
                 if nxt == prev {
+                    if stopper_ran {
+                        // The stopper's switch back to prev.
+                        self.charge(cpu, self.c.context_switch);
+                    }
                     self.cpus[cpu].need_resched = false;
                     self.lock_release(cpu, LockId::Rq(cpu as u32));
                     self.cpus[cpu].irqs_off -= 1;
+                    if let Some(push) = self.take_active_push(cpu) {
+                        // prev runs on after the stopper: the push replaces this frame.
+                        self.set_top(cpu, push);
+                        return Flow::Again;
+                    }
                     return Flow::Pop;
                 }
                 let mut cost = self.c.context_switch;
@@ -120,6 +136,9 @@ impl Sim {
             }
             SchedPhase::FinishSwitch => {
                 self.finish_switch(cpu, prev, next);
+                if let Some(push) = self.take_active_push(cpu) {
+                    self.push(cpu, push);
+                }
                 Flow::Again
             }
             SchedPhase::SwitchedIn => Flow::Pop,

@@ -303,6 +303,16 @@ pub struct Cpu {
     /// Result of the last load_balance pass run by this CPU (tasks moved).
     pub lb_moved: u32,
     pub lb_continue: bool,
+    /// `rq->active_balance`: a balancer asked this CPU's stopper to push a task to `push_cpu`;
+    /// set until the stopper has run (`active_load_balance_cpu_stop()`).
+    pub active_balance: bool,
+    pub push_cpu: u32,
+    /// The task the stopper detached, attached to `push_cpu` once this CPU has switched away
+    /// from it ([`crate::exec::Frame::ActivePush`]); `NO_TASK` otherwise.
+    pub push_task: TaskId,
+    /// The stopper ran in the `__schedule()` in progress (its switch back is still owed if
+    /// that schedule keeps its task).
+    pub stopper_ran: bool,
     /// Index of this CPU's LLC in `Sim::llcs`.
     pub llc: u32,
     /// Cached `available_idle_cpu()`, kept in step with the LLC's idle count.
@@ -471,6 +481,10 @@ impl Cpu {
             kicked_without_task: false,
             lb_moved: 0,
             lb_continue: true,
+            active_balance: false,
+            push_cpu: NO_CPU,
+            push_task: NO_TASK,
+            stopper_ran: false,
             llc,
             avail_idle: true,
             tg_load_contrib: 0,

@@ -1,6 +1,7 @@
 //! The model's behaviour tests, one module per mechanism: each test drives the simulator on a
 //! small machine and checks what the kernel code it models would do.
 
+mod active_balance;
 mod call_function;
 mod changes;
 mod channels;
