@@ -121,6 +121,15 @@ impl Sim {
         cost
     }
 
+    /// A kick that landed while this CPU's rq lock was free inside a `__schedule()` past its
+    /// stopper check (newidle drops the lock): the stopper is runnable here, so the CPU
+    /// schedules again rather than clear NEED_RESCHED under it.
+    pub(crate) fn resched_for_stopper(&mut self, cpu: usize) {
+        if self.cpus[cpu].active_balance {
+            self.cpus[cpu].need_resched = true;
+        }
+    }
+
     /// The stopper's pending attach, as the frame that runs it on `cpu`'s current stack.
     pub(crate) fn take_active_push(&mut self, cpu: usize) -> Option<Frame> {
         let task = std::mem::replace(&mut self.cpus[cpu].push_task, NO_TASK);

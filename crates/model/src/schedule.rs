@@ -106,6 +106,7 @@ impl Sim {
                         self.charge(cpu, self.c.context_switch);
                     }
                     self.cpus[cpu].need_resched = false;
+                    self.resched_for_stopper(cpu);
                     self.lock_release(cpu, LockId::Rq(cpu as u32));
                     self.cpus[cpu].irqs_off -= 1;
                     if let Some(push) = self.take_active_push(cpu) {
@@ -136,6 +137,7 @@ impl Sim {
             }
             SchedPhase::FinishSwitch => {
                 self.finish_switch(cpu, prev, next);
+                self.resched_for_stopper(cpu);
                 if let Some(push) = self.take_active_push(cpu) {
                     self.push(cpu, push);
                 }
