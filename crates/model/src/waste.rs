@@ -143,7 +143,13 @@ impl WasteChecker {
                 let l = m.domains[idle].iter().position(|sd| sd.span.contains(j as usize)).unwrap_or(0);
                 (j, self.level_idx[idle].get(l).copied().unwrap_or(0))
             }
-            None => self.nearest(m, idle, &self.waiting_set),
+            None => {
+                // The CPU leaving idle may have just become waiting itself (a task enqueued on
+                // it, not yet running): the interval's waiter is another CPU.
+                let mut others = self.waiting_set.clone();
+                others.clear(idle);
+                self.nearest(m, idle, &others)
+            }
         };
         let iv = WastedInterval {
             start_ns: start,
@@ -264,5 +270,30 @@ impl Sim {
         self.waste.flush(&self.m, now, &mut out);
         self.waste_emit(&mut out);
         self.waste_out = out;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::WasteChecker;
+    use wakesim_engine::MSEC;
+
+    #[test]
+    fn an_idle_cpu_that_gets_a_waiting_task_names_the_other_waiter() {
+        // test-smt2: one LLC of 8 CPUs. CPU 2 has a task waiting from 1 ms; CPU 1 idles from
+        // boot until, at 10 ms, a task is enqueued on it that has not run yet (so CPU 1 leaves
+        // idle and is itself waiting in the same change).
+        let m = wakesim_machine::preset("test-smt2").unwrap();
+        let mut w = WasteChecker::new(&m, MSEC / 2);
+        let mut out = Vec::new();
+        for c in [0, 2, 3, 4, 5, 6, 7] {
+            w.update(&m, c, false, false, 0, &mut out);
+        }
+        w.update(&m, 2, false, true, MSEC, &mut out);
+        w.update(&m, 1, false, true, 10 * MSEC, &mut out);
+        let iv: Vec<_> = out.iter().map(|(iv, _)| iv.clone()).collect();
+        assert_eq!(iv.len(), 1, "{iv:?}");
+        assert_eq!((iv[0].idle_cpu, iv[0].waiting_cpu), (1, 2));
+        assert_eq!((iv[0].start_ns, iv[0].dur_ns), (MSEC, 9 * MSEC));
     }
 }
