@@ -382,16 +382,16 @@ impl Sim {
         !curr_allowed && !rq.cfs.queued.iter().any(|&t| self.tasks[t as usize].allowed.contains(dst))
     }
 
-    /// `out_balanced` / `out_all_pinned` / `out_one_pinned`: periodic balancing backs off
-    /// (`balance_interval *= 2` up to `max_interval`, or up to `MAX_PINNED_INTERVAL` when
-    /// everything was pinned); newidle leaves the interval alone. `one_pinned` is the last
-    /// label alone, which keeps the failure count.
+    /// `out_balanced` / `out_all_pinned`: the failure count resets and the interval backs off
+    /// ([`Self::lb_back_off`]).
     pub(crate) fn lb_balanced_interval(&mut self, d: usize, l: usize, idle: u8, all_pinned: bool) {
         self.doms[d][l].nr_balance_failed = 0;
         self.lb_back_off(d, l, idle, all_pinned);
     }
 
-    /// `out_one_pinned`: the interval's back-off without the failure count's reset.
+    /// `out_one_pinned` (reached alone, it keeps the failure count): periodic balancing backs off
+    /// (`balance_interval *= 2` up to `max_interval`, or up to `MAX_PINNED_INTERVAL` when
+    /// everything was pinned); newidle leaves the interval alone.
     pub(crate) fn lb_back_off(&mut self, d: usize, l: usize, idle: u8, all_pinned: bool) {
         if idle == IDLE_NEWLY {
             return;
