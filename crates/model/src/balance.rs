@@ -19,8 +19,10 @@ use crate::exec::{Flow, Frame};
 use crate::locks::LockId;
 use crate::sim::Sim;
 use crate::state::{TaskId, NO_CPU, NO_TASK};
+use crate::trace::trace_ev;
 use wakesim_machine::SdFlags;
 use wakesim_stats::IdleType;
+use wakesim_trace::{LbResult, TraceEvent};
 
 /// Where a `sched_balance_rq()` pass resumes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -279,11 +281,16 @@ impl Sim {
                 self.cpus[cpu].lb_moved = 0;
                 self.cpus[cpu].lb_continue = true;
                 self.dstat[d][l].lb_count[ix] += 1;
+                if idle != IDLE_NEWLY {
+                    let level = self.waste.level_index(d, l);
+                    trace_ev!(self, TraceEvent::BalanceStart { cpu: cpu as u32, dst, level, idle: idle == IDLE_IDLE });
+                }
                 if !self.should_we_balance(d, l, idle) {
                     // goto out_balanced.
                     self.cpus[cpu].lb_continue = false;
                     self.dstat[d][l].lb_balanced[ix] += 1;
                     self.lb_balanced_interval(d, l, idle, false);
+                    self.trace_lb_end(cpu, idle, LbResult::NotThisCpu, NO_CPU);
                     return Flow::Pop;
                 }
                 if idle != IDLE_NEWLY {
@@ -318,6 +325,7 @@ impl Sim {
                             // LBF_ALL_PINNED: goto out_all_pinned.
                             self.dstat[d][l].lb_balanced[ix] += 1;
                             self.lb_balanced_interval(d, l, idle, true);
+                            self.trace_lb_end(cpu, idle, LbResult::AllPinned, src);
                             return Flow::Pop;
                         }
                         self.set_top(cpu, fr(LbPhase::Failed, src, NO_TASK));
@@ -354,9 +362,13 @@ impl Sim {
                 self.lb_unbalanced_interval(d, l);
                 self.wake.migrations_balance += 1;
                 self.cpus[cpu].lb_moved += 1;
+                self.trace_lb_end(cpu, idle, LbResult::Moved, src);
                 Flow::Pop
             }
-            LbPhase::Balanced => Flow::Pop,
+            LbPhase::Balanced => {
+                self.trace_lb_end(cpu, idle, LbResult::Balanced, NO_CPU);
+                Flow::Pop
+            }
             LbPhase::Failed => {
                 self.dstat[d][l].lb_failed[ix] += 1;
                 // Only periodic balancing counts failures: newidle is too frequent.
@@ -364,13 +376,22 @@ impl Sim {
                     self.doms[d][l].nr_balance_failed += 1;
                 }
                 if self.need_active_balance(d, l, mt) {
+                    self.trace_lb_end(cpu, idle, LbResult::ActiveKick, src);
                     return self.call(cpu, fr(LbPhase::ActiveKick, src, NO_TASK), Frame::Lock { lock: LockId::Rq(src), granted: false });
                 }
                 self.lb_unbalanced_interval(d, l);
+                self.trace_lb_end(cpu, idle, LbResult::Failed, src);
                 Flow::Pop
             }
             LbPhase::ActiveKick => self.kick_active_balance(cpu, f),
             LbPhase::ActiveWake => self.wake_stopper(cpu, src as usize),
+        }
+    }
+
+    /// A periodic pass's end, for the trace (newidle passes are traced as `sched_balance_newidle()`).
+    fn trace_lb_end(&mut self, cpu: usize, idle: u8, result: LbResult, src: u32) {
+        if idle != IDLE_NEWLY {
+            trace_ev!(self, TraceEvent::BalanceEnd { cpu: cpu as u32, result, src });
         }
     }
 

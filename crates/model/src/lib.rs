@@ -114,4 +114,4 @@ pub use wakesim_machine::NoiseProfile;
 pub use run::RunResult;
 pub use sim::{Config, Sim};
 pub use trace::{run_with_trace, TraceOpts};
-pub use wakesim_trace::{IpiKind, Trace, TraceEvent, WakeHow};
+pub use wakesim_trace::{IpiKind, LbResult, Trace, TraceEvent, WakeHow};

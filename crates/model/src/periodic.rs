@@ -9,6 +9,8 @@ use crate::balance::{LbPhase, IDLE_BUSY, IDLE_IDLE};
 use crate::exec::{Flow, Frame};
 use crate::sim::Sim;
 use crate::state::Csd;
+use crate::trace::trace_ev;
+use wakesim_trace::TraceEvent;
 
 /// Where `sched_balance_domains()` resumes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -147,6 +149,7 @@ impl Sim {
         if self.cpus[ilb].csd.contains(&Csd::IlbKick) {
             return;
         }
+        trace_ev!(self, TraceEvent::IlbKick { cpu: cpu as u32, to: ilb as u32 });
         let was_empty = self.cpus[ilb].csd.is_empty();
         self.cpus[ilb].csd.push_back(Csd::IlbKick);
         if was_empty {
@@ -162,6 +165,8 @@ impl Sim {
         if self.available_idle(cpu) && (self.f.ILB_POLLING_FIX || !self.cpus[cpu].need_resched) {
             self.cpus[cpu].nohz_balance_pending = true;
             self.cpus[cpu].softirq_pending = true;
+        } else {
+            trace_ev!(self, TraceEvent::IlbSkipped { cpu: cpu as u32 });
         }
     }
 

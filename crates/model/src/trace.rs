@@ -1,7 +1,7 @@
 //! The schedule recorder: when a run is traced, the model reports each context switch, wakeup,
-//! IPI, polling wake, idle-state change, newidle balance and migration to a [`Tracer`], which
-//! keeps those inside the requested window as a [`Trace`] (the data type and its Chrome JSON
-//! writer live in `wakesim-trace`).
+//! IPI, polling wake, idle-state change, newidle and periodic balance pass, NOHZ idle-balance kick
+//! and migration to a [`Tracer`], which keeps those inside the requested window as a [`Trace`]
+//! (the data type and its Chrome JSON writer live in `wakesim-trace`).
 //!
 //! **Cost when off.** The tracer is an `Option<Box<Tracer>>` on [`Sim`]; every hook is the
 //! [`trace_ev!`] macro, which tests that option before building the event, and the recording

@@ -69,6 +69,11 @@ pub struct WasteChecker {
 }
 
 impl WasteChecker {
+    /// The index in `level_names` of `cpu`'s domain level `level` (traces name levels by it).
+    pub(crate) fn level_index(&self, cpu: usize, level: usize) -> u8 {
+        self.level_idx[cpu][level]
+    }
+
     pub fn new(m: &Machine, threshold: Time) -> WasteChecker {
         let n = m.nr_cpus();
         let mut comp_span: Vec<CpuSet> = Vec::new();

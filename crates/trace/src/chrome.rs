@@ -18,7 +18,10 @@
 //! * Instant events (`"ph":"i"`, thread scope): `send IPI call-function` / `send IPI reschedule`
 //!   on the sender (`args.to`), `IPI call-function` / `IPI reschedule` on the receiver when it
 //!   arrives, `poll wake` on a polling idle CPU whose flags were written (`args.from`), and
-//!   `migrate` on the destination (`args.task`, `from`, `to`).
+//!   `migrate` on the destination (`args.task`, `from`, `to`), `ilb kick` on an idle CPU a busy
+//!   CPU's tick kicked to balance for the NOHZ-idle CPUs (`args.from`), `ilb skipped` where the
+//!   kicked CPU did not (`nohz_csd_func()` saw NEED_RESCHED, as a polling CPU's kick sets it
+//!   before v6.13, or the CPU busy).
 //! * Process 2, "newidle balance", one thread per CPU: a complete event for each
 //!   `sched_balance_newidle()` call (`args.pulled`). It is a separate process so the CPU tracks
 //!   stay a flat sequence of slices.
@@ -28,10 +31,17 @@
 //!   for each interval the idle CPU sat idle while a task waited on `args.from` in its domain of
 //!   level `args.state` (`SMT`, `MC`, …).
 //!
+//! * Process 4, "load balance", one thread per CPU, present only when a periodic or NOHZ idle
+//!   balance pass ran in the interval: a complete event `idle balance` or `busy balance` (`cat`
+//!   `"balance"`) for each `sched_balance_rq()` pass on the track of the CPU balanced for, with
+//!   the domain level (`args.state`), the outcome (`args.result`: `moved`, `failed`,
+//!   `active balance`, `balanced`, `not this CPU`, `all pinned`), the busiest CPU found
+//!   (`args.from`) and, for a NOHZ idle balance, the kicked CPU that ran it (`args.by`).
+//!
 //! Events are written in time order (stable for equal times), each a fixed-field-order object,
 //! so the same trace always gives the same bytes.
 
-use crate::{IpiKind, Stamped, Trace, TraceEvent, WakeHow, NO_IDLE_STATE};
+use crate::{IpiKind, LbResult, Stamped, Trace, TraceEvent, WakeHow, NO_IDLE_STATE};
 use serde::Serialize;
 use std::io::{self, Write};
 use wakesim_engine::Time;
@@ -39,6 +49,7 @@ use wakesim_engine::Time;
 const PID_CPUS: u32 = 1;
 const PID_NEWIDLE: u32 = 2;
 const PID_WASTED: u32 = 3;
+const PID_BALANCE: u32 = 4;
 
 /// One trace-event object. Fields not used by a phase are left out.
 #[derive(Serialize)]
@@ -80,6 +91,10 @@ struct Args<'a> {
     to: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pulled: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    result: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    by: Option<u32>,
 }
 
 /// µs with ns precision: `12345` ns → `12.345` (exact: the shortest decimal that reads back as
@@ -102,6 +117,8 @@ enum SliceWhat {
     IdleState(u8),
     Newidle { pulled: bool },
     Wasted { waiting_cpu: u32, level: u8 },
+    /// A periodic pass for the slice's CPU run by `by`; `result` is set when it ends.
+    Balance { by: u32, level: u8, idle: bool, result: Option<LbResult>, src: u32 },
 }
 
 #[derive(Clone, Copy, Default)]
@@ -135,6 +152,8 @@ struct Builder<'t> {
     recs: Vec<Rec>,
     open: Vec<Open>,
     newidle: Vec<Option<usize>>,
+    /// Open balance-pass slices, per CPU running them (innermost last).
+    balance: Vec<Vec<usize>>,
     /// Wakeup waiting for its wakee's next slice, per task: (time, waker's CPU, how).
     pending: Vec<Option<(Time, u32, WakeHow)>>,
     /// The CPU each task is running on (`u32::MAX`: none).
@@ -150,6 +169,7 @@ impl<'t> Builder<'t> {
             recs: Vec::with_capacity(tr.events.len() + 2 * n),
             open: vec![Open { rec: None, task: u32::MAX }; n],
             newidle: vec![None; n],
+            balance: vec![Vec::new(); n],
             pending: vec![None; tr.task_names.len()],
             running_on: vec![u32::MAX; tr.task_names.len()],
             next_flow: 0,
@@ -250,6 +270,24 @@ impl<'t> Builder<'t> {
                     self.recs.push(Rec::Slice { pid: PID_WASTED, cpu, start, end, what: SliceWhat::Wasted { waiting_cpu, level } });
                 }
             }
+            TraceEvent::BalanceStart { cpu, dst, level, idle } => {
+                self.balance[cpu as usize].push(self.recs.len());
+                let what = SliceWhat::Balance { by: cpu, level, idle, result: None, src: u32::MAX };
+                self.recs.push(Rec::Slice { pid: PID_BALANCE, cpu: dst, start: t, end: t, what });
+            }
+            TraceEvent::BalanceEnd { cpu, result, src } => {
+                if let Some(i) = self.balance[cpu as usize].pop() {
+                    if let Rec::Slice { end, what: SliceWhat::Balance { result: r, src: s, .. }, .. } = &mut self.recs[i] {
+                        *end = t;
+                        *r = Some(result);
+                        *s = src;
+                    }
+                }
+            }
+            TraceEvent::IlbKick { cpu, to } => {
+                self.instant(to, t, "ilb kick", InstantArgs { from: Some(cpu), ..Default::default() });
+            }
+            TraceEvent::IlbSkipped { cpu } => self.instant(cpu, t, "ilb skipped", InstantArgs::default()),
             TraceEvent::NewidleEnd { cpu, pulled } => {
                 if let Some(i) = self.newidle[cpu as usize].take() {
                     if let Rec::Slice { end, what, .. } = &mut self.recs[i] {
@@ -265,7 +303,8 @@ impl<'t> Builder<'t> {
         let end = self.tr.end;
         for c in 0..self.tr.nr_cpus {
             self.close(c, end);
-            if let Some(i) = self.newidle[c as usize].take() {
+            let open = self.newidle[c as usize].take().into_iter().chain(std::mem::take(&mut self.balance[c as usize]));
+            for i in open.collect::<Vec<_>>() {
                 if let Rec::Slice { end: e, .. } = &mut self.recs[i] {
                     *e = end;
                 }
@@ -374,6 +413,11 @@ impl Trace {
             v.push(meta("process_sort_index", PID_WASTED, 0, Args { sort_index: Some(2), ..Default::default() }));
             pids.push(PID_WASTED);
         }
+        if self.events.iter().any(|s| matches!(s.ev, TraceEvent::BalanceStart { .. })) {
+            v.push(meta("process_name", PID_BALANCE, 0, Args { name: Some("load balance"), ..Default::default() }));
+            v.push(meta("process_sort_index", PID_BALANCE, 0, Args { sort_index: Some(3), ..Default::default() }));
+            pids.push(PID_BALANCE);
+        }
         for pid in pids {
             for c in 0..self.nr_cpus {
                 v.push(meta("thread_name", pid, c, Args { name: Some(&names.cpus[c as usize]), ..Default::default() }));
@@ -413,6 +457,17 @@ impl Trace {
                     SliceWhat::Wasted { waiting_cpu, level } => {
                         let lvl = self.level_names.get(level as usize).map_or("?", String::as_str);
                         ("wasted", "wasted", Args { from: Some(waiting_cpu), state: Some(lvl), ..Default::default() })
+                    }
+                    SliceWhat::Balance { by, level, idle, result, src } => {
+                        let lvl = self.level_names.get(level as usize).map_or("?", String::as_str);
+                        let args = Args {
+                            state: Some(lvl),
+                            result: Some(result.map_or("unfinished", LbResult::name)),
+                            from: (src != u32::MAX).then_some(src),
+                            by: (by != *cpu).then_some(by),
+                            ..Default::default()
+                        };
+                        (if idle { "idle balance" } else { "busy balance" }, "balance", args)
                     }
                 };
                 let mut e = base("X", name, cat, *pid, *cpu, *start);

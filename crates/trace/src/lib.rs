@@ -2,9 +2,9 @@
 //!
 //! The model records a [`Trace`] when asked to (`wakesim_model::run_with_trace`): a time-ordered
 //! list of [`TraceEvent`]s — context switches, wakeups and how they were delivered, IPIs sent and
-//! received, polling wakes, idle-state entry and exit, newidle balancing, migrations — plus the
-//! names needed to show them. This crate only holds that data and turns it into a file;
-//! it knows nothing of how the events were produced.
+//! received, polling wakes, idle-state entry and exit, newidle and periodic balancing, NOHZ
+//! idle-balance kicks, migrations — plus the names needed to show them. This crate only holds
+//! that data and turns it into a file; it knows nothing of how the events were produced.
 //!
 //! [`Trace::write_chrome_json`] writes the Chrome JSON trace-event format, which both the
 //! Perfetto UI (<https://ui.perfetto.dev>) and `chrome://tracing` open; see [`chrome`] for the
@@ -66,6 +66,38 @@ impl IpiKind {
     }
 }
 
+/// How a periodic or NOHZ balance pass (`sched_balance_rq()`) ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LbResult {
+    /// `should_we_balance()`: another CPU of the local group balances it (out_balanced).
+    NotThisCpu,
+    /// No imbalance, or no busiest queue (out_balanced).
+    Balanced,
+    /// Nothing on the busiest CPU may run on the destination (out_all_pinned).
+    AllPinned,
+    /// A task was detached from the busiest CPU and attached here.
+    Moved,
+    /// Unbalanced, but nothing could be detached (the busiest runs its only task, or its queued
+    /// ones are cache-hot).
+    Failed,
+    /// Failed, and the busiest CPU's stopper was kicked to push its running task
+    /// (`need_active_balance()`).
+    ActiveKick,
+}
+
+impl LbResult {
+    pub fn name(self) -> &'static str {
+        match self {
+            LbResult::NotThisCpu => "not this CPU",
+            LbResult::Balanced => "balanced",
+            LbResult::AllPinned => "all pinned",
+            LbResult::Moved => "moved",
+            LbResult::Failed => "failed",
+            LbResult::ActiveKick => "active balance",
+        }
+    }
+}
+
 /// "Not in an idle state" in [`TraceEvent::Running`].
 pub const NO_IDLE_STATE: u8 = u8::MAX;
 
@@ -93,6 +125,17 @@ pub enum TraceEvent {
     NewidleStart { cpu: u32 },
     /// `cpu` finished newly-idle balancing; `pulled`: it found a task to run.
     NewidleEnd { cpu: u32, pulled: bool },
+    /// `cpu` started a periodic balance pass (`sched_balance_rq()`, not newidle) for `dst`'s
+    /// domain of level `level` (an index into [`Trace::level_names`]): `dst` is `cpu` itself,
+    /// or for a NOHZ idle balance an idle CPU the kicked CPU balances for. `idle`: CPU_IDLE
+    /// (else CPU_NOT_IDLE).
+    BalanceStart { cpu: u32, dst: u32, level: u8, idle: bool },
+    /// `cpu`'s balance pass ended; `src`: the busiest CPU it found (`u32::MAX`: none).
+    BalanceEnd { cpu: u32, result: LbResult, src: u32 },
+    /// `cpu`'s tick kicked the idle CPU `to` to balance for all NOHZ-idle CPUs (`kick_ilb()`).
+    IlbKick { cpu: u32, to: u32 },
+    /// The kicked `cpu` did not balance (`nohz_csd_func()` found it busy, or NEED_RESCHED set).
+    IlbSkipped { cpu: u32 },
     /// `task` moved from `from` to `to` (`set_task_cpu()`), by a wakeup or a balancer.
     Migrate { task: u32, from: u32, to: u32 },
     /// The work-conservation checker closed an interval ending now: `cpu` sat idle since
@@ -116,7 +159,8 @@ pub struct Trace {
     pub task_names: Vec<String>,
     /// Names of the machine's idle states (`POLL`, `C1`, …), indexed by [`TraceEvent::IdleEnter`].
     pub idle_states: Vec<String>,
-    /// Names of the sched-domain levels (`SMT`, `MC`, …), indexed by [`TraceEvent::Wasted`].
+    /// Names of the sched-domain levels (`SMT`, `MC`, …), indexed by [`TraceEvent::Wasted`] and
+    /// [`TraceEvent::BalanceStart`].
     pub level_names: Vec<String>,
     /// Events in time order.
     pub events: Vec<Stamped>,

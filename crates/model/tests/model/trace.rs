@@ -215,3 +215,52 @@ fn timestamps_are_microseconds_with_nanosecond_digits() {
     }
     assert!(tr.events.iter().any(|s| s.t % 1000 != 0), "some events fall between microseconds");
 }
+
+/// Two CPU hogs started on CPU 0 and its SMT sibling of test-smt2 (4 cores x 2 threads).
+fn hogs_on_one_core() -> Workload {
+    use wakesim_workloads::Op;
+    let s = sim("test-smt2", v6_6(), &hogs(1, MSEC), 1);
+    let sib = s.m.domains[0][0].span.iter().find(|&c| c != 0).expect("an SMT sibling");
+    let hog = |name: &str, cpu: usize| start_on(task(name, vec![compute(400 * MSEC), Op::Exit]), cpu as u32);
+    workload(vec![hog("a", 0), hog("b", sib)], 0, 0)
+}
+
+/// Balance-pass slices: (balanced CPU, start ns, level, result, busiest, run by).
+fn balance_slices(evs: &[Value]) -> Vec<(u64, u64, String, String, Option<u64>, Option<u64>)> {
+    evs.iter()
+        .filter(|e| e["ph"] == "X" && e["pid"] == 4)
+        .map(|e| {
+            let a = &e["args"];
+            let s = |k: &str| a[k].as_str().unwrap().to_string();
+            (e["tid"].as_u64().unwrap(), ns(&e["ts"]), s("state"), s("result"), a["from"].as_u64(), a["by"].as_u64())
+        })
+        .collect()
+}
+
+#[test]
+fn the_trace_shows_the_failed_idle_balances_that_lead_to_an_active_push() {
+    // With the v6.13 NOHZ fix a kicked idle CPU balances for the others (see the next test).
+    let (_, tr) = run_with_trace(config("test-smt2", feat("+ILB_POLLING_FIX"), 1), &hogs_on_one_core(), TraceOpts::default()).unwrap();
+    let evs = events(&tr.to_chrome_json());
+    assert!(evs.iter().any(|e| e["ph"] == "M" && e["pid"] == 4 && e["args"]["name"] == "load balance"));
+    let b = balance_slices(&evs);
+    let push = b.iter().find(|x| x.3 == "active balance").expect("an active-balance kick in the trace");
+    assert_eq!(push.2, "MC");
+    assert!(push.4.is_some_and(|src| src != push.0), "the busiest CPU is another: {push:?}");
+    // need_active_balance(): more than cache_nice_tries (1 at MC) + 2 failed passes first.
+    let failed = b.iter().filter(|x| x.0 == push.0 && x.2 == "MC" && x.3 == "failed" && x.1 < push.1).count();
+    assert!(failed >= 3, "{failed} failed MC passes on CPU {} before its push", push.0);
+    // Idle CPUs with their tick stopped are balanced by the kicked CPU.
+    assert!(evs.iter().any(|e| e["ph"] == "i" && e["name"] == "ilb kick"), "an ilb kick");
+    assert!(b.iter().any(|x| x.5.is_some_and(|by| by != x.0)), "a NOHZ pass run by another CPU");
+}
+
+#[test]
+fn before_v6_13_a_polling_cpu_kicked_to_balance_skips_it_and_the_trace_says_so() {
+    let (_, tr) = traced("test-smt2", &hogs_on_one_core(), TraceOpts::default());
+    let evs = events(&tr.to_chrome_json());
+    let kicks = evs.iter().filter(|e| e["ph"] == "i" && e["name"] == "ilb kick").count();
+    let skips = evs.iter().filter(|e| e["ph"] == "i" && e["name"] == "ilb skipped").count();
+    assert!(kicks > 0 && skips == kicks, "{kicks} kicks, {skips} skipped: a polling x86 CPU skips every one");
+    assert!(balance_slices(&evs).iter().all(|x| x.5.is_none()), "no CPU balances for another");
+}
