@@ -68,12 +68,12 @@ impl Sim {
         // interval".
         self.lb_unbalanced_interval(d, l);
         if !started {
-            return self.busy(cpu, cost, Frame::Lb { phase: LbPhase::Balanced, dst, level, idle, src, task: NO_TASK, mt });
+            return self.busy(cpu, cost, Frame::Lb { phase: LbPhase::Balanced, dst, level, idle, src, mt });
         }
         // stop_one_cpu_nowait() → cpu_stop_queue_work(): the work goes on busiest's stopper
         // list (its line) and wake_up_process() enqueues the stopper there under its rq lock.
         let wake = self.c.ttwu_base + self.c.rq_lock + self.c.enqueue + self.line_xfer(cpu, s);
-        self.busy(cpu, cost + wake, Frame::Lb { phase: LbPhase::ActiveWake, dst, level, idle, src, task: NO_TASK, mt })
+        self.busy(cpu, cost + wake, Frame::Lb { phase: LbPhase::ActiveWake, dst, level, idle, src, mt })
     }
 
     /// `wakeup_preempt()` of the woken stopper: the stop class preempts whatever busiest runs.

@@ -1,24 +1,26 @@
 //! One load-balancing pass: `load_balance()` / `sched_balance_rq()` (kernel/sched/fair.c):
 //! `should_we_balance()`, group statistics and classification (`update_sg_lb_stats`,
-//! `group_classify`), the `find_busiest_group()` decision and `find_busiest_queue()`, then
-//! `detach_tasks()` under the source rq lock (`can_migrate_task`, `task_hot`) and
-//! `attach_tasks()` under the destination's.
+//! `group_classify`), the busiest group and `find_busiest_queue()` (the imbalance and its
+//! migration type: `imbalance.rs`), then `detach_tasks()` under the source rq lock and
+//! `attach_tasks()` under the destination's (`detach.rs`).
 //!
 //! When nothing can be detached (the busiest CPU runs its only task, or every queued one is
 //! cache-hot) the pass fails; repeated failures to even out running tasks start active
 //! balancing (`active_balance.rs`).
 //!
-//! Simplifications (stated, not hidden): no misfit/asym-packing/NUMA-fbq paths, and no retry
-//! with another busiest CPU when all tasks of the first are pinned (`redo`); the imbalance is
-//! expressed in tasks (half the difference, at least one), moved one per lock round trip. On
-//! SD_NUMA levels `adjust_numa_imbalance()` applies (`find_idlest.rs`).
+//! Simplifications (stated, not hidden): no misfit/asym-packing/NUMA-fbq paths, no retry
+//! with another busiest CPU when all tasks of the first are pinned (`redo`), and no
+//! LBF_NEED_BREAK relock (a pass visits at most `sysctl_sched_nr_migrate` tasks, as the
+//! kernel's does before that break). On SD_NUMA levels `adjust_numa_imbalance()` applies
+//! (`find_idlest.rs`).
 //!
 //! A pass is `Frame::Lb`, walked through its [`LbPhase`]s by `sched_balance_rq()`.
 
 use crate::exec::{Flow, Frame};
+use crate::imbalance::{calculate_imbalance, ImbalanceEnv, MigrationType, SdStats};
 use crate::locks::LockId;
 use crate::sim::Sim;
-use crate::state::{TaskId, NO_CPU, NO_TASK};
+use crate::state::{NO_CPU, NO_TASK};
 use crate::trace::trace_ev;
 use wakesim_machine::SdFlags;
 use wakesim_stats::IdleType;
@@ -78,17 +80,18 @@ pub(crate) fn group_classify(pct: u64, nr: u64, weight: u64, cap: u64, util: u64
 }
 
 #[derive(Clone, Copy, Debug, Default)]
-struct GroupStats {
-    nr: u64,
-    idle_cpus: u64,
-    load: u64,
-    util: u64,
-    runnable: u64,
-    capacity: u64,
-    weight: u64,
+/// `struct sg_lb_stats`, the fields the model uses.
+pub(crate) struct GroupStats {
+    pub(crate) nr: u64,
+    pub(crate) idle_cpus: u64,
+    pub(crate) load: u64,
+    pub(crate) util: u64,
+    pub(crate) runnable: u64,
+    pub(crate) capacity: u64,
+    pub(crate) weight: u64,
     /// Some CPU of the group has more than one runnable task (`sg_overloaded`).
-    overloaded_cpu: bool,
-    kind: GroupType,
+    pub(crate) overloaded_cpu: bool,
+    pub(crate) kind: GroupType,
 }
 
 pub(crate) const IDLE_IDLE: u8 = IdleType::Idle as u8;
@@ -128,27 +131,30 @@ impl Sim {
         g.balance_cpu as usize == dst
     }
 
-    /// `find_busiest_group()` + `find_busiest_queue()`: returns the source CPU and whether the
-    /// imbalance is in tasks (`migrate_task`, which a running task alone can make and only
-    /// active balancing can move).
-    fn find_busiest(&mut self, dst: usize, level: usize, idle: u8) -> Option<(usize, bool)> {
+    /// `find_busiest_group()` with `calculate_imbalance()`, then `find_busiest_queue()`: the
+    /// source CPU, the migration type and `env->imbalance` in its unit (tasks, utilisation or
+    /// load), as kernel/sched/fair.c v6.0–v6.12 decide them for the group types the model has.
+    fn find_busiest(&mut self, dst: usize, level: usize, idle: u8) -> Option<(usize, MigrationType, u64)> {
         let sd = &self.m.domains[dst][level];
         let pct = sd.imbalance_pct as u64;
         let numa_imb_nr = (sd.has(SdFlags::NUMA) && self.f.NUMA_IMBALANCE).then_some(sd.imb_numa_nr as u64);
+        // sds->prefer_sibling: the child domain's SD_PREFER_SIBLING.
         let prefer_sibling = level > 0 && self.m.domains[dst][level - 1].has(SdFlags::PREFER_SIBLING);
         let share_llc = sd.has(SdFlags::SHARE_LLC) || sd.has(SdFlags::SHARE_CPUCAPACITY);
         let local = self.group_stats(&sd.groups[0].span, pct);
         let mut busiest: Option<(usize, GroupStats)> = None;
-        let (mut tot_load, mut tot_cap) = (local.load, local.capacity);
+        let mut sds = SdStats { load: local.load, capacity: local.capacity };
         let mut sd_any_over = false;
         for (gi, g) in sd.groups.iter().enumerate().skip(1) {
             let s = self.group_stats(&g.span, pct);
-            tot_load += s.load;
-            tot_cap += s.capacity;
+            sds.load += s.load;
+            sds.capacity += s.capacity;
             sd_any_over |= s.overloaded_cpu;
             if s.nr == 0 {
                 continue;
             }
+            // update_sd_pick_busiest(): the higher group type; among overloaded groups the
+            // highest avg_load; otherwise the fewest idle CPUs, then the most tasks.
             let better = match busiest {
                 None => true,
                 Some((_, b)) => {
@@ -177,59 +183,43 @@ impl Sim {
             self.dstat[dst][level].lb_nobusyg[ix] += 1;
             return None;
         };
-        // Decision matrix (research §7.4). calculate_imbalance() moves tasks (migrate_task)
-        // when the local group has spare capacity, unless the busiest is overloaded above the
-        // LLC (migrate_util there); otherwise load (migrate_load).
-        let mt = local.kind == GroupType::HasSpare && (b.kind != GroupType::Overloaded || share_llc);
-        let mut n: u64;
-        if b.kind == GroupType::Overloaded {
-            if local.kind == GroupType::Overloaded {
-                let local_avg = local.load * 1024 / local.capacity.max(1);
-                let b_avg = b.load * 1024 / b.capacity.max(1);
-                let sd_avg = tot_load * 1024 / tot_cap.max(1);
-                if b_avg * 100 <= pct * local_avg || local_avg >= sd_avg {
-                    self.dstat[dst][level].lb_balanced[ix] += 1;
-                    return None;
-                }
-            }
-            n = (b.nr.saturating_sub(local.nr)) / 2;
-        } else {
-            if idle == IDLE_BUSY || local.kind != GroupType::HasSpare {
-                self.dstat[dst][level].lb_balanced[ix] += 1;
-                return None;
-            }
-            // calculate_imbalance(), local group has spare: the task or idle-CPU difference,
-            // halved after the NUMA allowance (v6.x order).
-            let imb = if prefer_sibling && b.nr > local.nr + 1 {
-                b.nr - local.nr
-            } else if b.weight > 1 && local.idle_cpus > b.idle_cpus + 1 && b.nr > 1 {
-                local.idle_cpus - b.idle_cpus
-            } else {
-                0
-            };
-            let imb = match numa_imb_nr {
-                Some(nr) if imb > 0 => crate::find_idlest::adjust_numa_imbalance(imb, local.nr + 1, nr),
-                _ => imb,
-            };
-            if imb == 0 {
-                self.dstat[dst][level].lb_balanced[ix] += 1;
-                return None;
-            }
-            n = imb / 2;
-        }
-        n = n.max(1);
-        self.dstat[dst][level].lb_imbalance[ix] += n;
-        // find_busiest_queue(): the CPU with the most runnable tasks; for migrate_task one
-        // running task is enough (load_balance() then finds nothing to detach), for load or
-        // utilisation it must be able to give one up.
-        let min_nr = if mt { 1 } else { 2 };
+        let env = ImbalanceEnv { pct, idle, prefer_sibling, share_llc, numa_imb_nr };
+        let Some((mt, imb)) = calculate_imbalance(&local, &b, sds, &env) else {
+            self.dstat[dst][level].lb_balanced[ix] += 1;
+            return None;
+        };
+        self.dstat[dst][level].lb_imbalance[ix] += imb;
+        // find_busiest_queue(), by migration type.
         let span = &self.m.domains[dst][level].groups[bgi].span;
-        let src = span
-            .iter()
-            .filter(|&c| self.cpus[c].nr_running >= min_nr)
-            .max_by_key(|&c| (self.cpus[c].nr_running, self.cpus[c].cfs.avg.load_avg, std::cmp::Reverse(c)));
+        let mut src: Option<(usize, u64, u64)> = None; // (cpu, figure, capacity)
+        for c in span.iter() {
+            let rq = &self.cpus[c];
+            let nr = rq.nr_running as u64;
+            if nr == 0 {
+                continue;
+            }
+            let (fig, cap) = match mt {
+                // The highest load per capacity; a CPU whose one task outweighs the imbalance
+                // is left alone (check_cpu_capacity() is not modelled).
+                MigrationType::Load => {
+                    let load = rq.cfs.avg.load_avg;
+                    if nr == 1 && load > imb {
+                        continue;
+                    }
+                    (load, rq.capacity)
+                }
+                // Never a CPU with one running task: nothing on it could be detached.
+                MigrationType::Util if nr <= 1 => continue,
+                MigrationType::Util => (self.cpu_util(c), 1),
+                MigrationType::Task => (nr, 1),
+            };
+            // Strictly more: of equal ones the first CPU of the group.
+            if src.is_none_or(|(_, bf, bc)| fig * bc > bf * cap) {
+                src = Some((c, fig, cap));
+            }
+        }
         match src {
-            Some(s) => Some((s, mt)),
+            Some((s, _, _)) => Some((s, mt, imb)),
             None => {
                 self.dstat[dst][level].lb_nobusyq[ix] += 1;
                 None
@@ -237,45 +227,12 @@ impl Sim {
         }
     }
 
-    /// `detach_tasks()` candidate on `src` for `dst`: least recently run queued task that
-    /// `can_migrate_task()` allows (allowed CPUs, not running, not cache-hot unless balancing
-    /// keeps failing). Returns (task, was_hot).
-    fn pick_detach(&self, src: usize, dst: usize, level: usize) -> Option<(TaskId, bool)> {
-        let now = self.now();
-        let rq = &self.cpus[src];
-        if rq.nr_running <= 1 {
-            return None;
-        }
-        let sd = &self.m.domains[dst][level];
-        let failed = self.doms[dst][level].nr_balance_failed;
-        let mut best: Option<(TaskId, bool)> = None;
-        let mut best_key = (u64::MAX, u32::MAX);
-        for &t in &rq.cfs.queued {
-            let (p, se) = (&self.tasks[t as usize], &self.se[t as usize]);
-            if !p.allowed.contains(dst) || p.on_cpu || p.delayed {
-                continue;
-            }
-            let hot = self.f.CACHE_HOT
-                && !sd.has(SdFlags::SHARE_CPUCAPACITY)
-                && now.saturating_sub(se.exec_start) < self.t.migration_cost;
-            if hot && failed <= sd.cache_nice_tries {
-                continue;
-            }
-            let key = (se.exec_start, t);
-            if key < best_key {
-                best_key = key;
-                best = Some((t, hot));
-            }
-        }
-        best
-    }
-
     /// One `sched_balance_rq()` (`load_balance()` before v6.10) pass, one step per call
     /// (`LbPhase`).
     pub(crate) fn sched_balance_rq(&mut self, cpu: usize, f: Frame) -> Flow {
-        let Frame::Lb { phase, dst, level, idle, src, task, mt } = f else { unreachable!() };
+        let Frame::Lb { phase, dst, level, idle, src, mt } = f else { unreachable!() };
         let (d, l, ix) = (dst as usize, level as usize, idle as usize);
-        let fr = |phase: LbPhase, src: u32, task: TaskId| Frame::Lb { phase, dst, level, idle, src, task, mt };
+        let fr = |phase: LbPhase, src: u32| Frame::Lb { phase, dst, level, idle, src, mt };
         match phase {
             LbPhase::Decide => {
                 self.cpus[cpu].lb_moved = 0;
@@ -298,8 +255,9 @@ impl Sim {
                 }
                 let cost = self.c.lb_base + self.doms[d][l].scan_cost;
                 match self.find_busiest(d, l, idle) {
-                    Some((s, mt)) => {
-                        let fr = |phase: LbPhase| Frame::Lb { phase, dst, level, idle, src: s as u32, task: NO_TASK, mt };
+                    Some((s, mt, imb)) => {
+                        self.cpus[cpu].lb_imbalance = imb;
+                        let fr = |phase: LbPhase| Frame::Lb { phase, dst, level, idle, src: s as u32, mt };
                         if self.cpus[s].nr_running > 1 {
                             self.busy(cpu, cost, fr(LbPhase::LockSource))
                         } else {
@@ -310,58 +268,48 @@ impl Sim {
                     }
                     None => {
                         self.lb_balanced_interval(d, l, idle, false);
-                        self.busy(cpu, cost, fr(LbPhase::Balanced, NO_CPU, NO_TASK))
+                        self.busy(cpu, cost, fr(LbPhase::Balanced, NO_CPU))
                     }
                 }
             }
-            LbPhase::LockSource => self.call(cpu, fr(LbPhase::Detach, src, NO_TASK), Frame::Lock { lock: LockId::Rq(src), granted: false }),
+            LbPhase::LockSource => self.call(cpu, fr(LbPhase::Detach, src), Frame::Lock { lock: LockId::Rq(src), granted: false }),
             LbPhase::Detach => {
                 let s = src as usize;
-                match self.pick_detach(s, d, l) {
-                    None => {
-                        let all_pinned = self.all_pinned(s, d);
-                        self.lock_release(cpu, LockId::Rq(src));
-                        if all_pinned {
-                            // LBF_ALL_PINNED: goto out_all_pinned.
-                            self.dstat[d][l].lb_balanced[ix] += 1;
-                            self.lb_balanced_interval(d, l, idle, true);
-                            self.trace_lb_end(cpu, idle, LbResult::AllPinned, src);
-                            return Flow::Pop;
-                        }
-                        self.set_top(cpu, fr(LbPhase::Failed, src, NO_TASK));
-                        Flow::Again
+                let cost = self.detach_tasks(cpu, s, d, l, idle, mt);
+                if self.cpus[cpu].lb_detached.is_empty() {
+                    let all_pinned = self.all_pinned(s, d);
+                    self.lock_release(cpu, LockId::Rq(src));
+                    if all_pinned {
+                        // LBF_ALL_PINNED: goto out_all_pinned.
+                        self.dstat[d][l].lb_balanced[ix] += 1;
+                        self.lb_balanced_interval(d, l, idle, true);
+                        self.trace_lb_end(cpu, idle, LbResult::AllPinned, src);
+                        return Flow::Pop;
                     }
-                    Some((t, hot)) => {
-                        if hot {
-                            self.dstat[d][l].lb_hot_gained[ix] += 1;
-                        }
-                        self.deactivate_queued(s, t);
-                        self.tasks[t as usize].migrating = true;
-                        self.set_task_cpu(t, d);
-                        let cost = self.c.migrate_task + self.line_xfer(cpu, s);
-                        self.busy(cpu, cost, fr(LbPhase::LockDest, src, t))
-                    }
+                    self.set_top(cpu, fr(LbPhase::Failed, src));
+                    return Flow::Again;
                 }
+                self.busy(cpu, cost, fr(LbPhase::LockDest, src))
             }
             LbPhase::LockDest => {
                 self.lock_release(cpu, LockId::Rq(src));
-                self.call(cpu, fr(LbPhase::AttachCost, src, task), Frame::Lock { lock: LockId::Rq(dst), granted: false })
+                self.call(cpu, fr(LbPhase::AttachCost, src), Frame::Lock { lock: LockId::Rq(dst), granted: false })
             }
             LbPhase::AttachCost => {
-                // migrate_task already covers dequeue/enqueue and PELT detach/attach (costs crate).
-                let cost = self.c.wakeup_preempt + self.line_xfer(cpu, d);
-                self.busy(cpu, cost, fr(LbPhase::Attach, src, task))
+                // migrate_task already covers dequeue/enqueue and PELT detach/attach (costs
+                // crate); per task the preemption check, and the destination's lines once.
+                let n = self.cpus[cpu].lb_detached.len() as u64;
+                let cost = n * self.c.wakeup_preempt + self.line_xfer(cpu, d);
+                self.busy(cpu, cost, fr(LbPhase::Attach, src))
             }
             LbPhase::Attach => {
-                self.tasks[task as usize].migrating = false;
-                self.activate_task(d, task, true, false);
-                self.wakeup_preempt(cpu, d, task);
+                let n = self.attach_tasks(cpu, d);
                 self.lock_release(cpu, LockId::Rq(dst));
-                self.dstat[d][l].lb_gained[ix] += 1;
+                self.dstat[d][l].lb_gained[ix] += n as u64;
                 self.doms[d][l].nr_balance_failed = 0;
                 self.lb_unbalanced_interval(d, l);
-                self.wake.migrations_balance += 1;
-                self.cpus[cpu].lb_moved += 1;
+                self.wake.migrations_balance += n as u64;
+                self.cpus[cpu].lb_moved += n;
                 self.trace_lb_end(cpu, idle, LbResult::Moved, src);
                 Flow::Pop
             }
@@ -375,9 +323,9 @@ impl Sim {
                 if idle != IDLE_NEWLY {
                     self.doms[d][l].nr_balance_failed += 1;
                 }
-                if self.need_active_balance(d, l, mt) {
+                if self.need_active_balance(d, l, mt == MigrationType::Task) {
                     self.trace_lb_end(cpu, idle, LbResult::ActiveKick, src);
-                    return self.call(cpu, fr(LbPhase::ActiveKick, src, NO_TASK), Frame::Lock { lock: LockId::Rq(src), granted: false });
+                    return self.call(cpu, fr(LbPhase::ActiveKick, src), Frame::Lock { lock: LockId::Rq(src), granted: false });
                 }
                 self.lb_unbalanced_interval(d, l);
                 self.trace_lb_end(cpu, idle, LbResult::Failed, src);

@@ -11,6 +11,7 @@
 //! taken at the next step boundary where interrupts are enabled, so interrupt-disabled regions
 //! (rq-locked sections, `__schedule`, newidle balancing) delay them, as docs/model.md requires.
 
+use crate::imbalance::MigrationType;
 use crate::balance::LbPhase;
 use crate::idle::IdlePhase;
 use crate::irq::IrqPhase;
@@ -63,7 +64,7 @@ pub enum Frame {
     Newidle { phase: NewidlePhase, level: u8, t0: Time, tl: Time, cost_sum: Time, pulled: bool },
     /// One `sched_balance_rq()` (`load_balance()` before v6.10) pass pulling to `dst` at domain
     /// `level` of `dst`.
-    Lb { phase: LbPhase, dst: u32, level: u8, idle: u8, src: u32, task: TaskId, mt: bool },
+    Lb { phase: LbPhase, dst: u32, level: u8, idle: u8, src: u32, mt: MigrationType },
     /// The stopper's `attach_one_task()` of `task` to `dst`, run once the CPU has switched away
     /// from the task it detached (`active_load_balance_cpu_stop()`).
     ActivePush { phase: crate::active_balance::PushPhase, task: TaskId, dst: u32 },

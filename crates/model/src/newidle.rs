@@ -10,6 +10,7 @@
 //! LLC's parent domain; the gated (v4) form pulls only after the gates, counts the pull's time
 //! in the newidle cost, skips the levels at and below the LLC, and not with a wakeup pending.
 
+use crate::imbalance::MigrationType;
 use crate::balance::{LbPhase, IDLE_NEWLY};
 use crate::exec::{Flow, Frame};
 use crate::locks::LockId;
@@ -155,7 +156,7 @@ impl Sim {
                 // update_blocked_averages() (v5.16, 9e9af819db5d: "Take this time into account
                 // in the cost of the 1st load balance of a newly idle cpu"), then from the last
                 // level's end (`t0 = t1`).
-                let lb = Frame::Lb { phase: LbPhase::Decide, dst: cpu as u32, level, idle: IDLE_NEWLY, src: 0, task: 0, mt: false };
+                let lb = Frame::Lb { phase: LbPhase::Decide, dst: cpu as u32, level, idle: IDLE_NEWLY, src: 0, mt: MigrationType::Task };
                 self.call(cpu, fr(NewidlePhase::LevelDone, level, tl, cost_sum, pulled), lb)
             }
             NewidlePhase::LevelDone => {

@@ -5,6 +5,7 @@
 //! A pass is `Frame::Periodic`, walked through its [`PeriodicPhase`]s by
 //! `sched_balance_domains()`; `Frame::NohzBalance` is `_nohz_idle_balance()`'s walk.
 
+use crate::imbalance::MigrationType;
 use crate::balance::{LbPhase, IDLE_BUSY, IDLE_IDLE};
 use crate::exec::{Flow, Frame};
 use crate::sim::Sim;
@@ -82,7 +83,7 @@ impl Sim {
                 }
                 let interval = self.sd_interval(t, l, idle == IDLE_BUSY);
                 if j >= self.doms[t][l].last_balance + interval {
-                    let lb = Frame::Lb { phase: LbPhase::Decide, dst: target, level, idle, src: 0, task: 0, mt: false };
+                    let lb = Frame::Lb { phase: LbPhase::Decide, dst: target, level, idle, src: 0, mt: MigrationType::Task };
                     return self.call(cpu, fr(PeriodicPhase::LevelDone, level), lb);
                 }
                 self.set_top(cpu, fr(PeriodicPhase::Level, level + 1));

@@ -303,6 +303,10 @@ pub struct Cpu {
     /// Result of the last load_balance pass run by this CPU (tasks moved).
     pub lb_moved: u32,
     pub lb_continue: bool,
+    /// `env->imbalance` of the pass this CPU runs (its unit is the pass's migration type).
+    pub lb_imbalance: u64,
+    /// Tasks `detach_tasks()` took for the pass this CPU runs, until `attach_tasks()`.
+    pub lb_detached: Vec<TaskId>,
     /// `rq->active_balance`: a balancer asked this CPU's stopper to push a task to `push_cpu`;
     /// set until the stopper has run (`active_load_balance_cpu_stop()`).
     pub active_balance: bool,
@@ -481,6 +485,8 @@ impl Cpu {
             kicked_without_task: false,
             lb_moved: 0,
             lb_continue: true,
+            lb_imbalance: 0,
+            lb_detached: Vec::new(),
             active_balance: false,
             push_cpu: NO_CPU,
             push_task: NO_TASK,

@@ -9,6 +9,7 @@ mod common;
 mod contention;
 mod context_switch;
 mod cpuidle;
+mod detach;
 mod determinism;
 mod enqueue_lines;
 mod fair;

@@ -108,10 +108,10 @@ fn a_spinner_migrated_to_an_idle_cpu_takes_the_old_lock_at_release_then_retries_
     assert!(w.cpu_lock_spin > 15 * MSEC, "spin {}", w.cpu_lock_spin);
 }
 
-/// 12 unpinned tasks on 8 CPUs, each 20 × (sleep 200 µs, lock, 700 µs, unlock): stacking,
+/// 16 unpinned tasks on 8 CPUs, each 20 × (sleep 200 µs, lock, 700 µs, unlock): stacking,
 /// wakeup migrations and balancing all happen.
 fn crowd() -> wakesim_workloads::Workload {
-    let tasks = (0..12)
+    let tasks = (0..16)
         .map(|i| task(&format!("w{i}"), vec![Op::LoopStart { count: 20, end: 5 }, sleep(200 * USEC), LOCK, compute(700 * USEC), UNLOCK, Op::LoopEnd { start: 0 }, Op::Exit]))
         .collect();
     workload(tasks, 0, 0)
@@ -132,6 +132,6 @@ fn cpu_lock_runs_are_deterministic_for_a_seed() {
     assert!(!a.outcome.capped);
     assert_eq!(a.outcome.end_time, b.outcome.end_time);
     assert_eq!(format!("{:?}", a.stats.wake), format!("{:?}", b.stats.wake));
-    assert_eq!(a.stats.wake.cpu_lock_acquires - a.stats.wake.cpu_lock_migrated, 12 * 20);
-    assert!(a.stats.wake.cpu_lock_contended > 0, "12 lockers on 8 CPUs contend");
+    assert_eq!(a.stats.wake.cpu_lock_acquires - a.stats.wake.cpu_lock_migrated, 16 * 20);
+    assert!(a.stats.wake.cpu_lock_contended > 0, "16 lockers on 8 CPUs contend");
 }

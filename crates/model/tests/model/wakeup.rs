@@ -244,8 +244,10 @@ fn wa_state(f: Features) -> Sim {
     let tasks = vec![
         pinned(task("a0", vec![compute(100 * MSEC), Op::Exit]), &[0]),
         pinned(task("b0", vec![compute(100 * MSEC), Op::Exit]), &[0]),
-        pinned(task("h5", vec![compute(100 * MSEC), Op::Exit]), &[5]),
+        // R first: it runs on CPU 5 and blocks at once, before an idle CPU's balance pass
+        // could pull it off CPU 5 while it waits behind h5.
         start_on(task("R", vec![Op::FutexWait { futex: 0 }, Op::Exit]), 5),
+        pinned(task("h5", vec![compute(100 * MSEC), Op::Exit]), &[5]),
     ];
     let mut s = sim("test-smt2", f, &workload(tasks, 0, 1), 1);
     s.step_until(10 * MSEC);
@@ -257,7 +259,7 @@ fn wa_state(f: Features) -> Sim {
 /// wake_affine() chose the waker's CPU (ttwu_move_affine).
 fn affine(f: Features, this_load: u64, prev_load: u64, sync: bool) -> bool {
     let mut s = wa_state(f);
-    let r = s.task_id(3) as usize;
+    let r = s.task_id(2) as usize;
     let waker = s.cpus[0].curr as usize;
     s.cpus[0].cfs.avg.load_avg = this_load;
     s.cpus[5].cfs.avg.load_avg = prev_load;
@@ -265,7 +267,7 @@ fn affine(f: Features, this_load: u64, prev_load: u64, sync: bool) -> bool {
     s.tasks[waker].avg.load_avg = 0;
     let (a0, m0) = (s.wake.affine_attempts, s.wake.affine_moves);
     let mv0 = s.dstat[0][1].ttwu_move_affine;
-    s.select_task_rq_for(0, 3, sync);
+    s.select_task_rq_for(0, 2, sync);
     assert_eq!(s.wake.affine_attempts, a0 + 1, "wake_affine ran");
     let moved = s.wake.affine_moves == m0 + 1;
     assert_eq!(s.dstat[0][1].ttwu_move_affine, mv0 + moved as u64, "counted on the MC domain of CPU 0");
