@@ -95,10 +95,11 @@ impl Sim {
     }
 
     /// `attach_tasks()`: each detached task enqueued on `dst` (held) with its preemption
-    /// check. Returns how many.
+    /// check, the last detached first (`detach_tasks()` adds each at the head of `env->tasks`,
+    /// which `attach_tasks()` empties from the head). Returns how many.
     pub(crate) fn attach_tasks(&mut self, cpu: usize, dst: usize) -> u32 {
         let detached = std::mem::take(&mut self.cpus[cpu].lb_detached);
-        for &t in &detached {
+        for &t in detached.iter().rev() {
             self.tasks[t as usize].migrating = false;
             self.activate_task(dst, t, true, false);
             self.wakeup_preempt(cpu, dst, t);
