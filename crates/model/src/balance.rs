@@ -133,7 +133,7 @@ impl Sim {
 
     /// `find_busiest_group()` with `calculate_imbalance()`, then `find_busiest_queue()`: the
     /// source CPU, the migration type and `env->imbalance` in its unit (tasks, utilisation or
-    /// load), as kernel/sched/fair.c v6.0–v6.12 decide them for the group types the model has.
+    /// load), as kernel/sched/fair.c (v6.0) decides them for the group types the model has.
     fn find_busiest(&mut self, dst: usize, level: usize, idle: u8) -> Option<(usize, MigrationType, u64)> {
         let sd = &self.m.domains[dst][level];
         let pct = sd.imbalance_pct as u64;

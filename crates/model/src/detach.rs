@@ -1,5 +1,5 @@
 //! What one balance pass moves: `detach_tasks()` under the busiest rq's lock and
-//! `attach_tasks()` under the destination's (kernel/sched/fair.c v6.0–v6.12), with
+//! `attach_tasks()` under the destination's (kernel/sched/fair.c, v5.5 onwards), with
 //! `can_migrate_task()` / `task_hot()`.
 
 use crate::balance::{IDLE_BUSY, IDLE_NEWLY};

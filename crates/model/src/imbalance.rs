@@ -1,7 +1,9 @@
 //! How much one balance pass should move, and in what unit: the checks of
 //! `find_busiest_group()` once the busiest group is known, and `calculate_imbalance()`
-//! (kernel/sched/fair.c v6.0–v6.12), for the group types the model classifies (has_spare,
-//! fully_busy, overloaded; no misfit, asym-packing or imbalanced groups).
+//! (kernel/sched/fair.c as of v6.0), for the group types the model classifies (has_spare,
+//! fully_busy, overloaded; no misfit, asym-packing, imbalanced or v6.6's smt_balance groups).
+//! v6.6's `sibling_imbalance()` gives the same count between groups of equal core counts (every
+//! preset's) but none to a busy CPU; the model keeps the v6.0 form on every profile.
 
 use crate::balance::{GroupStats, GroupType, IDLE_BUSY};
 use crate::find_idlest::adjust_numa_imbalance;
