@@ -62,8 +62,10 @@ impl Sim {
             let Some(hot) = self.can_migrate_task(t, dst, level) else { continue };
             match mt {
                 MigrationType::Load => {
-                    // task_h_load() as the task's own load_avg (the model's groups are one
-                    // level deep); LB_MIN skips tiny loads until balancing has failed.
+                    // task_h_load() as the task's own load_avg: the model's runqueue load is
+                    // flat (a task group costs its shared-line updates but does not rescale
+                    // load), so both are in one unit. LB_MIN skips tiny loads until balancing
+                    // has failed.
                     let load = self.tasks[t as usize].avg.load_avg.max(1) as i64;
                     if (load < 16 && failed == 0) || (load >> failed.min(63)) > imb {
                         continue;
