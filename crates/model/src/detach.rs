@@ -50,12 +50,14 @@ impl Sim {
         if self.cpus[src].nr_running <= 1 || imb <= 0 {
             return 0;
         }
-        let mut order: Vec<(Time, TaskId)> = self.cpus[src].cfs.queued.iter().map(|&t| (self.se[t as usize].exec_start, t)).collect();
+        let mut order = std::mem::take(&mut self.cpus[cpu].lb_order);
+        order.clear();
+        order.extend(self.cpus[src].cfs.queued.iter().map(|&t| (self.se[t as usize].exec_start, t)));
         order.sort_unstable();
         let loop_max = (self.t.nr_migrate as usize).min(self.cpus[src].nr_running as usize);
         let failed = self.doms[dst][level].nr_balance_failed;
         let mut cost = 0;
-        for (visited, (_, t)) in order.into_iter().enumerate() {
+        for (visited, &(_, t)) in order.iter().enumerate() {
             if (idle != IDLE_BUSY && self.cpus[src].nr_running <= 1) || visited >= loop_max {
                 break;
             }
@@ -93,6 +95,7 @@ impl Sim {
                 break;
             }
         }
+        self.cpus[cpu].lb_order = order;
         cost
     }
 

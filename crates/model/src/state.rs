@@ -307,6 +307,8 @@ pub struct Cpu {
     pub lb_imbalance: u64,
     /// Tasks `detach_tasks()` took for the pass this CPU runs, until `attach_tasks()`.
     pub lb_detached: Vec<TaskId>,
+    /// Scratch for `detach_tasks()`'s walk order (kept to spare an allocation per pass).
+    pub lb_order: Vec<(Time, TaskId)>,
     /// `rq->active_balance`: a balancer asked this CPU's stopper to push a task to `push_cpu`;
     /// set until the stopper has run (`active_load_balance_cpu_stop()`).
     pub active_balance: bool,
@@ -487,6 +489,7 @@ impl Cpu {
             lb_continue: true,
             lb_imbalance: 0,
             lb_detached: Vec::new(),
+            lb_order: Vec::new(),
             active_balance: false,
             push_cpu: NO_CPU,
             push_task: NO_TASK,
