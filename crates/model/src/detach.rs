@@ -66,10 +66,10 @@ impl Sim {
                 MigrationType::Load => {
                     // task_h_load() as the task's own load_avg: the model's runqueue load is
                     // flat (a task group costs its shared-line updates but does not rescale
-                    // load), so both are in one unit. LB_MIN skips tiny loads until balancing
-                    // has failed.
+                    // load), so both are in one unit. LB_MIN (off, as in features.h) skips
+                    // loads below 16 until balancing has failed.
                     let load = self.tasks[t as usize].avg.load_avg.max(1) as i64;
-                    if (load < 16 && failed == 0) || (load >> failed.min(63)) > imb {
+                    if (self.f.LB_MIN && load < 16 && failed == 0) || (load >> failed.min(63)) > imb {
                         continue;
                     }
                     imb -= load;

@@ -125,6 +125,8 @@ features! {
     NOHZ_IDLE_BALANCE(MECHANISM) = true,
     /// Tasks recently run (within migration_cost) resist migration (task_hot).
     CACHE_HOT(MECHANISM) = true,
+    /// detach_tasks(): a migrate_load pass skips tasks of load below 16 until balancing has failed (features.h: off by default).
+    LB_MIN(SCHED_FEAT) = false,
     /// Active balancing: after repeated failed attempts to even out the running tasks (migrate_task), the balancer has the busiest CPU's stopper push its running task over (need_active_balance(), imbalanced_active_balance(), active_load_balance_cpu_stop()).
     ACTIVE_BALANCE(MECHANISM) = true,
     /// EEVDF picking (v6.6, 147f3efaa241); off = CFS (vruntime, min/wakeup granularity, sleeper credit).
