@@ -7,27 +7,6 @@ use crate::common::*;
 use wakesim_engine::{Time, MSEC};
 use wakesim_model::Sim;
 use wakesim_stats::IdleType;
-use wakesim_workloads::{Op, Workload};
-
-/// Two CPU hogs started on the two threads of CPU 0's core; `pin` restricts each to its CPU.
-fn hogs_on_one_core(s_sib: usize, pin: bool) -> Workload {
-    let hog = |name: &str, cpu: usize| {
-        let t = start_on(task(name, vec![compute(400 * MSEC), Op::Exit]), cpu as u32);
-        if pin {
-            pinned(t, &[cpu])
-        } else {
-            t
-        }
-    };
-    workload(vec![hog("a", 0), hog("b", s_sib)], 0, 0)
-}
-
-/// CPU 0's SMT sibling on test-smt2 (4 cores x 2 threads, one LLC).
-fn sibling_of_0() -> usize {
-    let s = sim("test-smt2", v6_6(), &hogs(1, MSEC), 1);
-    let sib = s.m.domains[0][0].span.iter().find(|&c| c != 0).expect("an SMT sibling");
-    sib
-}
 
 const MC: usize = 1;
 
@@ -51,8 +30,7 @@ fn same_core(s: &Sim, a: usize, b: usize) -> bool {
 
 #[test]
 fn two_hogs_on_one_core_are_pushed_apart_after_repeated_failed_balancing() {
-    let sib = sibling_of_0();
-    let mut s = sim("test-smt2", v6_6_ilb(""), &hogs_on_one_core(sib, false), 1);
+    let mut s = sim("test-smt2", v6_6_ilb(""), &hogs_on_one_core(false), 1);
     assert!(s.m.domains[0][MC].span.weight() == 8 && s.m.domains[0].len() == 2, "SMT and MC levels");
     let t: Time = step_until_cond(&mut s, 300 * MSEC, "a hog pushed to another core", |s| pushed(s) > 0);
     // The CPU that received it had failed more than cache_nice_tries + 2 periodic passes at MC,
@@ -74,8 +52,7 @@ fn two_hogs_on_one_core_are_pushed_apart_after_repeated_failed_balancing() {
 
 #[test]
 fn without_active_balancing_two_running_hogs_share_a_core_for_good() {
-    let sib = sibling_of_0();
-    let mut s = sim("test-smt2", v6_6_ilb(",-ACTIVE_BALANCE"), &hogs_on_one_core(sib, false), 1);
+    let mut s = sim("test-smt2", v6_6_ilb(",-ACTIVE_BALANCE"), &hogs_on_one_core(false), 1);
     s.step_until(300 * MSEC);
     assert!(same_core(&s, s.task_cpu(0), s.task_cpu(1)), "a balance pass cannot detach a running task");
     assert_eq!(kicked(&s), 0);
@@ -85,8 +62,8 @@ fn without_active_balancing_two_running_hogs_share_a_core_for_good() {
 
 #[test]
 fn a_hog_pinned_to_its_cpu_is_never_pushed() {
-    let sib = sibling_of_0();
-    let mut s = sim("test-smt2", v6_6_ilb(""), &hogs_on_one_core(sib, true), 1);
+    let sib = smt_sibling("test-smt2", 0);
+    let mut s = sim("test-smt2", v6_6_ilb(""), &hogs_on_one_core(true), 1);
     s.step_until(300 * MSEC);
     assert_eq!((s.task_cpu(0), s.task_cpu(1)), (0, sib));
     // need_active_balance() said yes, but busiest's current task may not run on the idle CPU

@@ -179,6 +179,34 @@ pub fn non_polling_idle(cfg: &mut Config) {
     }];
 }
 
+/// The machine `machine` as the model builds it, for looking up CPUs and domain levels before
+/// a test builds its workload (a probe simulation of one short hog).
+pub fn probe(machine: &str) -> Sim {
+    sim(machine, v6_6(), &hogs(1, MSEC), 1)
+}
+
+/// `cpu`'s SMT sibling on `machine` (its lowest domain's other CPU).
+pub fn smt_sibling(machine: &str, cpu: usize) -> usize {
+    let s = probe(machine);
+    let sib = s.m.domains[cpu][0].span.iter().find(|&c| c != cpu).expect("an SMT sibling");
+    sib
+}
+
+/// Two CPU hogs of 400 ms started on CPU 0 and its SMT sibling of test-smt2 (4 cores x 2
+/// threads, one LLC); `pin` restricts each to its CPU.
+pub fn hogs_on_one_core(pin: bool) -> Workload {
+    let sib = smt_sibling("test-smt2", 0);
+    let hog = |name: &str, cpu: usize| {
+        let t = start_on(task(name, vec![compute(400 * MSEC), Op::Exit]), cpu as u32);
+        if pin {
+            pinned(t, &[cpu])
+        } else {
+            t
+        }
+    };
+    workload(vec![hog("a", 0), hog("b", sib)], 0, 0)
+}
+
 /// The v6.6 profile: the kernel most mechanism tests are written against (EEVDF, SIS_UTIL,
 /// no delayed dequeue, no SM_IDLE).
 pub fn v6_6() -> Features {

@@ -10,7 +10,7 @@ use wakesim_workloads::Op;
 #[test]
 fn an_idle_llc_pulls_half_the_excess_tasks_in_one_pass() {
     // test-2x4: two LLCs of eight CPUs under one package domain.
-    let probe = sim("test-2x4", v6_6(), &hogs(1, MSEC), 1);
+    let probe = probe("test-2x4");
     let pkg = probe.m.domains[0].iter().position(|sd| !sd.has(SdFlags::SHARE_LLC) && !sd.has(SdFlags::SHARE_CPUCAPACITY)).expect("a level above the LLC");
     let llc0 = &probe.m.domains[0][pkg - 1].span;
     let other: Vec<usize> = (0..16).filter(|&c| !llc0.contains(c)).collect();

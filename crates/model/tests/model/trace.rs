@@ -216,15 +216,6 @@ fn timestamps_are_microseconds_with_nanosecond_digits() {
     assert!(tr.events.iter().any(|s| s.t % 1000 != 0), "some events fall between microseconds");
 }
 
-/// Two CPU hogs started on CPU 0 and its SMT sibling of test-smt2 (4 cores x 2 threads).
-fn hogs_on_one_core() -> Workload {
-    use wakesim_workloads::Op;
-    let s = sim("test-smt2", v6_6(), &hogs(1, MSEC), 1);
-    let sib = s.m.domains[0][0].span.iter().find(|&c| c != 0).expect("an SMT sibling");
-    let hog = |name: &str, cpu: usize| start_on(task(name, vec![compute(400 * MSEC), Op::Exit]), cpu as u32);
-    workload(vec![hog("a", 0), hog("b", sib)], 0, 0)
-}
-
 /// Balance-pass slices: (balanced CPU, start ns, level, result, busiest, run by).
 fn balance_slices(evs: &[Value]) -> Vec<(u64, u64, String, String, Option<u64>, Option<u64>)> {
     evs.iter()
@@ -240,7 +231,7 @@ fn balance_slices(evs: &[Value]) -> Vec<(u64, u64, String, String, Option<u64>, 
 #[test]
 fn the_trace_shows_the_failed_idle_balances_that_lead_to_an_active_push() {
     // With the v6.13 NOHZ fix a kicked idle CPU balances for the others (see the next test).
-    let (_, tr) = run_with_trace(config("test-smt2", feat("+ILB_POLLING_FIX"), 1), &hogs_on_one_core(), TraceOpts::default()).unwrap();
+    let (_, tr) = run_with_trace(config("test-smt2", feat("+ILB_POLLING_FIX"), 1), &hogs_on_one_core(false), TraceOpts::default()).unwrap();
     let evs = events(&tr.to_chrome_json());
     assert!(evs.iter().any(|e| e["ph"] == "M" && e["pid"] == 4 && e["args"]["name"] == "load balance"));
     let b = balance_slices(&evs);
@@ -257,7 +248,7 @@ fn the_trace_shows_the_failed_idle_balances_that_lead_to_an_active_push() {
 
 #[test]
 fn before_v6_13_a_polling_cpu_kicked_to_balance_skips_it_and_the_trace_says_so() {
-    let (_, tr) = traced("test-smt2", &hogs_on_one_core(), TraceOpts::default());
+    let (_, tr) = traced("test-smt2", &hogs_on_one_core(false), TraceOpts::default());
     let evs = events(&tr.to_chrome_json());
     let kicks = evs.iter().filter(|e| e["ph"] == "i" && e["name"] == "ilb kick").count();
     let skips = evs.iter().filter(|e| e["ph"] == "i" && e["name"] == "ilb skipped").count();
