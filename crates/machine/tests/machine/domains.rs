@@ -360,3 +360,14 @@ fn the_sapphire_rapids_example_is_two_sockets_of_56_cores_with_smt_and_one_llc_e
     assert_eq!(levels(&m, 0), lv(&[("SMT", 2), ("MC", 112), ("NUMA", 224)]));
     assert_eq!(m.llc_size[223], 112);
 }
+
+#[test]
+fn the_one_llc_altra_example_is_the_altra_with_all_80_cores_in_one_llc() {
+    // docs/results-notes.md runs the Altra's context1 on it (a guest seeing one shared cache).
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/machines/altra-1llc.toml");
+    let m = wakesim_machine::load_file(std::path::Path::new(path)).unwrap();
+    let preset = preset("altra").unwrap();
+    assert_eq!(m.nr_cpus(), preset.nr_cpus());
+    assert_eq!(m.llc_size[0], 80);
+    assert_eq!(preset.llc_size[0], 2);
+}
