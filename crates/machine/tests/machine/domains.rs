@@ -366,8 +366,8 @@ fn the_one_llc_altra_example_is_the_altra_with_all_80_cores_in_one_llc() {
     // docs/results-notes.md runs the Altra's context1 on it (a guest seeing one shared cache).
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/machines/altra-1llc.toml");
     let m = wakesim_machine::load_file(std::path::Path::new(path)).unwrap();
-    let preset = preset("altra").unwrap();
-    assert_eq!(m.nr_cpus(), preset.nr_cpus());
+    let altra = preset("altra").unwrap();
+    assert_eq!(m.nr_cpus(), altra.nr_cpus());
     assert_eq!(m.llc_size[0], 80);
-    assert_eq!(preset.llc_size[0], 2);
+    assert_eq!(altra.llc_size[0], 2);
 }
