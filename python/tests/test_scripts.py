@@ -8,9 +8,9 @@ from pathlib import Path
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "what-time-follows"
 
 
-def write_run(d: Path, variant: str, k: int, time: float, wasted_s: float, waits_s: float):
+def write_run(d: Path, variant: str, k: int, time: float, wasted_s: float, waits_s: float, scan_s: float = 1.0):
     wake = {"tg_wait": waits_s * 1e9 / 2, "tg_read_wait": waits_s * 1e9 / 4, "rq_lock_spin": waits_s * 1e9 / 4,
-            "wakeups": 1e6, "migrations_wakeup": 5e5}
+            "wakeups": 1e6, "migrations_wakeup": 5e5, "cost_scan": scan_s * 1e9, "tg_updates": 2e6}
     record = {"metrics": [{"value": time}], "wasted_ns": wasted_s * 1e9, "wake": wake}
     p = d / "runs" / variant / "all"
     p.mkdir(parents=True, exist_ok=True)
@@ -43,3 +43,18 @@ def test_a_directory_without_runs_is_one_error_line_and_exit_2(tmp_path):
     assert out.stdout == ""
     assert len(out.stderr.strip().splitlines()) == 1
     assert "nothing-here" in out.stderr
+
+
+def test_by_variant_prints_each_variants_medians(tmp_path):
+    d = tmp_path / "row"
+    for k, (t, waits, scan) in enumerate([(2.0, 30, 4.0), (3.0, 50, 6.0), (4.0, 100, 8.0)]):  # medians, not means
+        write_run(d, "baseline", k, t, 1.0, waits, scan)
+        write_run(d, "series", k, t / 2, 1.0, waits / 2, scan / 4)
+    out = run("--by-variant", d)
+    assert out.returncode == 0, out.stderr
+    rows = {c[1]: c for c in ([x.strip() for x in line.strip("|").split("|")] for line in out.stdout.splitlines()
+                              if line.startswith("| `row` | baseline |") or line.startswith("| `row` | series |"))}
+    # experiment, variant, runs, result, idle, waits, idle scan, wakeups, migrations, tg updates
+    assert rows["baseline"][2:7] == ["3", "3", "1.0", "50.0", "6.0"]
+    assert rows["series"][2:7] == ["3", "1.5", "1.0", "25.0", "1.5"]
+    assert rows["series"][9] == "2.0"
