@@ -179,16 +179,10 @@ pub fn non_polling_idle(cfg: &mut Config) {
     }];
 }
 
-/// The machine `machine` as the model builds it, for looking up CPUs and domain levels before
-/// a test builds its workload (a probe simulation of one short hog).
-pub fn probe(machine: &str) -> Sim {
-    sim(machine, v6_6(), &hogs(1, MSEC), 1)
-}
-
-/// `cpu`'s SMT sibling on `machine` (its lowest domain's other CPU).
+/// `cpu`'s SMT sibling on preset `machine` (its lowest domain's other CPU).
 pub fn smt_sibling(machine: &str, cpu: usize) -> usize {
-    let s = probe(machine);
-    let sib = s.m.domains[cpu][0].span.iter().find(|&c| c != cpu).expect("an SMT sibling");
+    let m = preset(machine).expect("preset");
+    let sib = m.domains[cpu][0].span.iter().find(|&c| c != cpu).expect("an SMT sibling");
     sib
 }
 

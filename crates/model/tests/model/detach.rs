@@ -10,9 +10,9 @@ use wakesim_workloads::Op;
 #[test]
 fn an_idle_llc_pulls_half_the_excess_tasks_in_one_pass() {
     // test-2x4: two LLCs of eight CPUs under one package domain.
-    let probe = probe("test-2x4");
-    let pkg = probe.m.domains[0].iter().position(|sd| !sd.has(SdFlags::SHARE_LLC) && !sd.has(SdFlags::SHARE_CPUCAPACITY)).expect("a level above the LLC");
-    let llc0 = &probe.m.domains[0][pkg - 1].span;
+    let m = wakesim_machine::preset("test-2x4").expect("preset");
+    let pkg = m.domains[0].iter().position(|sd| !sd.has(SdFlags::SHARE_LLC) && !sd.has(SdFlags::SHARE_CPUCAPACITY)).expect("a level above the LLC");
+    let llc0 = &m.domains[0][pkg - 1].span;
     let other: Vec<usize> = (0..16).filter(|&c| !llc0.contains(c)).collect();
     let mut allowed = other.clone();
     allowed.push(0);
