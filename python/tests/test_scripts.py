@@ -58,3 +58,15 @@ def test_by_variant_prints_each_variants_medians(tmp_path):
     assert rows["baseline"][2:7] == ["3", "3", "1.0", "50.0", "6.0"]
     assert rows["series"][2:7] == ["3", "1.5", "1.0", "25.0", "1.5"]
     assert rows["series"][9] == "2.0"
+
+
+def test_a_run_file_that_is_not_a_record_is_one_error_line_naming_it(tmp_path):
+    d = tmp_path / "row"
+    for k in range(3):
+        write_run(d, "baseline", k, 1.0, 1.0, 1.0)
+    (d / "runs" / "baseline" / "all" / "run-0.json").write_text('{"variant": "baseline"}')
+    out = run(d)
+    assert out.returncode == 2
+    assert out.stdout == ""
+    assert len(out.stderr.strip().splitlines()) == 1
+    assert "run-0.json" in out.stderr
