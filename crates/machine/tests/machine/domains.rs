@@ -370,4 +370,9 @@ fn the_one_llc_altra_example_is_the_altra_with_all_80_cores_in_one_llc() {
     assert_eq!(m.nr_cpus(), altra.nr_cpus());
     assert_eq!(m.llc_size[0], 80);
     assert_eq!(altra.llc_size[0], 2);
+    // The hardware is the preset's: two CPUs of one DSU are a cluster apart, two of different
+    // DSUs are not (they pay the profile's cross-DSU transfer, not the cluster's).
+    assert_eq!(m.dist(0, 1), altra.dist(0, 1));
+    assert_eq!(m.dist(0, 1), Dist::Cluster);
+    assert_ne!(m.dist(0, 2), Dist::Cluster);
 }
